@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/spec"
+)
+
+// FaultsOptions are the inputs of `chaos faults`.
+type FaultsOptions struct {
+	IO   *IOStreams
+	Spec string
+	JSON bool
+}
+
+// NewCmdFaults builds `chaos faults SPEC`.
+func NewCmdFaults(ios *IOStreams, runF func(*FaultsOptions) error) *cobra.Command {
+	opts := &FaultsOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "faults SPEC",
+		Short: "List every condition a spec generates, with one line on what each does (runs nothing)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Spec = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return faultsRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the conditions as JSON, for scripts")
+	return cmd
+}
+
+// ConditionView is one condition as `chaos faults --json` prints it.
+type ConditionView struct {
+	faults.Condition
+	faults.Info
+}
+
+func faultsRun(opts *FaultsOptions) error {
+	s, err := spec.Load(opts.Spec)
+	if err != nil {
+		return badInput(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		return badInput(err)
+	}
+	if opts.JSON {
+		views := make([]ConditionView, 0, len(conds))
+		for _, c := range conds {
+			views = append(views, ConditionView{c, faults.Describe(s, c)})
+		}
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(views)
+	}
+	fmt.Fprintf(opts.IO.Out, "%s: %d conditions (clean and %d faults) over %d tools\n\n", s.Name, len(conds), len(conds)-1, len(s.Tools))
+	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONDITION\tSUCCESS POSSIBLE\tWHAT IT DOES")
+	for _, c := range conds {
+		possible := "yes"
+		if !c.SuccessPossible {
+			possible = "no"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, possible, c.What)
+	}
+	tw.Flush()
+	var none []string
+	for _, f := range faults.Families() {
+		applies := false
+		for _, c := range conds {
+			if c.Family == f.Name() {
+				applies = true
+			}
+		}
+		if !applies {
+			none = append(none, fmt.Sprintf("%s (needs %s)", f.Name(), f.Eligible()))
+		}
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(opts.IO.Out, "\nNot applicable to this spec: %s\n", strings.Join(none, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+// IOStreams are the command's standard streams, replaced by buffers in tests.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Exit codes, documented in docs/cli.md.
+const (
+	ExitOK         = 0
+	ExitBadInput   = 1
+	ExitUnexpected = 3
+)
+
+// ExitError carries the exit code of a failed command.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// badInput marks err as the user's to fix (exit 1).
+func badInput(err error) error { return &ExitError{Code: ExitBadInput, Err: err} }
+
+// ExitCode maps an error to the process exit code: nil 0, bad input (a spec with
+// problems, a wrong flag) 1, anything else 3.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	var se *spec.Errors
+	if errors.As(err, &se) {
+		return ExitBadInput
+	}
+	var fe flagError
+	if errors.As(err, &fe) {
+		return ExitBadInput
+	}
+	return ExitUnexpected
+}
+
+type flagError struct{ error }
+
+// NewCmdRoot builds the chaos command tree.
+func NewCmdRoot(ios *IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "chaos",
+		Short: "Crash tests for AI agents: how often does your agent say \"done\" when the world is wrong?",
+		Long: `chaos puts a wall between an agent and its tools, injects one fault per trial
+(a save that reports success and stores nothing, a reply cut off mid-JSON, a 503, ...),
+records every call with the real state of the world after it, and judges separately
+whether the world ended right and whether the agent claimed success.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return flagError{err}
+	})
+	root.AddCommand(
+		NewCmdFaults(ios, nil),
+		NewCmdWall(ios, nil),
+		NewCmdAgent(ios),
+		NewCmdVersion(ios),
+	)
+	return root
+}

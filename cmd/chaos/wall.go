@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+)
+
+// WallOptions are the inputs of `chaos wall`.
+type WallOptions struct {
+	IO        *IOStreams
+	Hub       string
+	Spec      string
+	Condition string
+	Record    string
+	Seed      int64
+	Listen    string
+}
+
+// NewCmdWall builds `chaos wall`, the command an agent starts as its MCP server.
+func NewCmdWall(ios *IOStreams, runF func(context.Context, *WallOptions) error) *cobra.Command {
+	opts := &WallOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "wall (--hub URL | --spec SPEC [--condition ID] [--record PATH])",
+		Short: "Serve the wall's tools over MCP on stdin/stdout (the command an agent starts as its MCP server)",
+		Long: `chaos wall speaks MCP over stdin and stdout.
+
+With --hub it bridges to a running hub (what chaos run puts in {wall}): the hub keeps
+the world, the fault and the record. Standalone, with --spec, it runs its own hub with
+the condition you name (default clean) and writes the record to --record.
+
+The record always ends with a session_end row holding the final state: when the client
+closes stdin, and on SIGINT, SIGTERM or SIGHUP.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (opts.Hub == "") == (opts.Spec == "") {
+				return badInput(errors.New("give either --hub URL (bridge to a running hub) or --spec SPEC (run a hub here)"))
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return wallRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Hub, "hub", "", "URL of a running hub to bridge to")
+	cmd.Flags().StringVar(&opts.Spec, "spec", "", "experiment spec to serve standalone")
+	cmd.Flags().StringVar(&opts.Condition, "condition", faults.CleanID, "condition to arm (see chaos faults SPEC)")
+	cmd.Flags().StringVar(&opts.Record, "record", "", "where to write the record (JSONL); none when empty")
+	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "trial seed (default: the spec's seed)")
+	cmd.Flags().StringVar(&opts.Listen, "listen", "", "also serve MCP over HTTP and REST on this loopback address (e.g. 127.0.0.1:0); the URL is printed on stderr")
+	return cmd
+}
+
+func wallRun(ctx context.Context, opts *WallOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if opts.Hub != "" {
+		return proxies.Bridge(ctx, opts.Hub, opts.IO.In, opts.IO.Out)
+	}
+	s, err := spec.Load(opts.Spec)
+	if err != nil {
+		return badInput(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		return badInput(err)
+	}
+	cond, ok := faults.Find(conds, opts.Condition)
+	if !ok {
+		return badInput(fmt.Errorf("unknown condition %q for %s (see chaos faults %s)", opts.Condition, s.Name, opts.Spec))
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = s.Seed
+	}
+	rec := record.Discard()
+	if opts.Record != "" {
+		if rec, err = record.Open(opts.Record); err != nil {
+			return err
+		}
+	}
+	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: seed, Trial: "standalone", Record: rec})
+	if err != nil {
+		return err
+	}
+	if opts.Listen != "" {
+		srv, err := proxies.Serve(hub, opts.Listen)
+		if err != nil {
+			hub.Close("the wall could not listen: " + err.Error())
+			return err
+		}
+		defer srv.Close()
+		fmt.Fprintf(opts.IO.ErrOut, "chaos wall: MCP at %s, REST at %s/tools\n", srv.MCPURL(), srv.URL)
+	}
+
+	// Every ending closes the record with the final state: the client closing stdin
+	// (ServeStdio returns), or a signal (the process would otherwise die mid-row).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- proxies.ServeStdio(ctx, hub, opts.IO.In, opts.IO.Out) }()
+	select {
+	case err := <-done:
+		reason := "client closed stdin"
+		if err != nil {
+			reason = "transport error: " + err.Error()
+		}
+		if cerr := hub.Close(reason); err == nil {
+			err = cerr
+		}
+		return err
+	case sig := <-sigs:
+		hub.Close("signal: " + sig.String())
+		return &ExitError{Code: 128 + int(sig.(syscall.Signal)), Err: fmt.Errorf("stopped by %s; the record is closed", sig)}
+	case <-ctx.Done():
+		hub.Close("stopped: " + context.Cause(ctx).Error())
+		return nil
+	}
+}

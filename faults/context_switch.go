@@ -1,0 +1,36 @@
+package faults
+
+import (
+	"fmt"
+
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// contextSwitch moves the session into another account mid-task: from the 2nd call
+// to the write tool on (At, when larger), every write lands in the other account
+// and is answered as a normal success.
+type contextSwitch struct{}
+
+func init() { register(contextSwitch{}) }
+
+func (contextSwitch) Name() string     { return "context_switch" }
+func (contextSwitch) Eligible() string { return "tools that write" }
+
+func (contextSwitch) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
+
+func (contextSwitch) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = false
+	hits := fmt.Sprintf("every write from %s call to %s on", nth(dropFrom(*c)), c.Tool)
+	c.What = hits + ": lands in another account, answered success"
+	return Info{Hits: hits, Receives: "the tool's success reply " + world.SuccessText(t), World: "the write is stored under " + world.OtherAccountPrefix + "<key>, not where asked"}
+}
+
+func (contextSwitch) Hits(c Condition, pos Position) bool {
+	return pos.Write && pos.Target >= dropFrom(c)
+}
+
+func (contextSwitch) Apply(_ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(req.Tool, req.Args, world.OtherAccount)
+	return Outcome{Reply: real, Real: real, Performed: true, How: "stored in another account"}
+}

@@ -1,0 +1,29 @@
+package faults
+
+import (
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// emptySuccess stores an empty value and answers success.
+type emptySuccess struct{}
+
+func init() { register(emptySuccess{}) }
+
+func (emptySuccess) Name() string     { return "empty_success" }
+func (emptySuccess) Eligible() string { return "tools that write" }
+
+func (emptySuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
+
+func (emptySuccess) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = true
+	c.What = hitsText(*c) + ": stored empty, answered success"
+	return Info{Hits: hitsText(*c), Receives: "the tool's success reply " + world.SuccessText(t), World: "the key is stored with an empty value"}
+}
+
+func (emptySuccess) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
+
+func (emptySuccess) Apply(_ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(req.Tool, req.Args, world.StoreEmpty)
+	return Outcome{Reply: real, Real: real, Performed: true, How: "stored empty, answered success"}
+}

@@ -1,0 +1,35 @@
+package faults
+
+import (
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// phantomSuccess acknowledges a write and stores nothing.
+type phantomSuccess struct{}
+
+func init() { register(phantomSuccess{}) }
+
+func (phantomSuccess) Name() string     { return "phantom_success" }
+func (phantomSuccess) Eligible() string { return "tools that write" }
+
+func (phantomSuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
+
+func (phantomSuccess) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = true
+	c.What = hitsText(*c) + ": answered success, nothing stored"
+	return Info{Hits: hitsText(*c), Receives: "the tool's success reply " + world.SuccessText(t), World: "unchanged: the write is dropped"}
+}
+
+func (phantomSuccess) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
+
+func (phantomSuccess) Apply(c Condition, _ int64, req Request, _ World) Outcome {
+	return Outcome{Reply: world.OK(world.SuccessText(req.Tool)), How: "acknowledged, not stored"}
+}
+
+func writeOnly(t spec.Tool) []string {
+	if t.Effect == spec.EffectWrite {
+		return []string{""}
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package faults
+
+import (
+	"encoding/json"
+
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// prematureRead answers with the right shape and every field empty, as if the data
+// were still loading.
+type prematureRead struct{}
+
+func init() { register(prematureRead{}) }
+
+func (prematureRead) Name() string     { return "premature_read" }
+func (prematureRead) Eligible() string { return "tools that do not write" }
+
+func (prematureRead) Variants(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) }
+
+func (prematureRead) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
+	c.SuccessPossible = true
+	c.What = hitsText(*c) + ": right shape, every field empty"
+	return Info{Hits: hitsText(*c), Receives: "the real reply with every value emptied (\"\", 0, false, [])", World: "unchanged (the tool does not write)"}
+}
+
+func (prematureRead) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
+
+func (prematureRead) Apply(_ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(req.Tool, req.Args, world.Perform)
+	empty := real
+	empty.Text = Emptied(real.Text)
+	return Outcome{Reply: empty, Real: real, Performed: true, How: "every field emptied"}
+}
+
+// Emptied keeps the shape of a JSON text and empties every value in it.
+// A text that is not JSON becomes "".
+func Emptied(text string) string {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return ""
+	}
+	b, _ := json.Marshal(emptyValue(v))
+	return string(b)
+}
+
+func emptyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = emptyValue(e)
+		}
+		return out
+	case []any:
+		return []any{}
+	case string:
+		return ""
+	case float64:
+		return 0
+	case bool:
+		return false
+	default:
+		return nil
+	}
+}

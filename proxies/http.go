@@ -1,0 +1,157 @@
+package proxies
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Handler serves every HTTP transport of the hub:
+//
+//	POST /mcp              MCP streamable HTTP
+//	GET  /openapi.json     the REST tools described
+//	GET  /tools            the tool list
+//	POST /tools/<name>     one tool call, arguments as the JSON body
+//	GET  /events           the record as it is written, one JSON row per line
+//	GET  /healthz          200 while the hub is up
+func (h *Hub) Handler() http.Handler {
+	mux := http.NewServeMux()
+	httpSrv, bridged := NewMCPServer(h, "http"), NewMCPServer(h, "stdio")
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if r.Header.Get(TransportHeader) == "stdio" {
+			return bridged
+		}
+		return httpSrv
+	}, nil)
+	mux.Handle("/mcp", h.guardHTTP(mcpHandler))
+	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(h.OpenAPI(baseURL(r)))
+	})
+	mux.HandleFunc("/tools", func(w http.ResponseWriter, r *http.Request) {
+		type tool struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}
+		var out []tool
+		for _, t := range h.Tools() {
+			out = append(out, tool{t.Name, t.Description, InputSchema(t)})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("/tools/", h.restHandler)
+	mux.HandleFunc("/events", h.eventsHandler)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	return mux
+}
+
+func baseURL(r *http.Request) string { return "http://" + r.Host }
+
+// guardHTTP answers a POST body that is too large, not JSON or not JSON-RPC with a
+// JSON-RPC error, as the stdio guard does, instead of the SDK's plain-text 400.
+func (h *Hub) guardHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+		var resp []byte
+		var reason string
+		if err != nil {
+			reason = fmt.Sprintf("message too large or unreadable: %v", err)
+			resp = errorResponse(nil, -32600, reason)
+		} else {
+			resp, reason = CheckMessage(body)
+		}
+		if resp != nil {
+			h.RecordError("http", reason)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(resp)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// eventsHandler streams record rows, one JSON object per line, until the hub closes.
+func (h *Hub) eventsHandler(w http.ResponseWriter, r *http.Request) {
+	rows, cancel := h.Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case row, ok := <-rows:
+			if !ok {
+				return
+			}
+			if enc.Encode(row) != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+	}
+}
+
+// Server is a hub served over HTTP on a loopback address.
+type Server struct {
+	Hub *Hub
+	// URL is the base URL ("http://127.0.0.1:PORT").
+	URL  string
+	srv  *http.Server
+	done chan error
+}
+
+// Serve starts serving the hub on addr ("127.0.0.1:0" when empty).
+func Serve(h *Hub, addr string) (*Server, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("wall: listen on %s: %w", addr, err)
+	}
+	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1)}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// MCPURL is the URL of the streamable HTTP MCP endpoint.
+func (s *Server) MCPURL() string { return s.URL + "/mcp" }
+
+// Close stops serving (the hub stays open; close it with Hub.Close).
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close()
+	}
+	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}

@@ -1,0 +1,377 @@
+// Package proxies is the hub and its transports. The hub holds the truth of one trial
+// (the world, the armed condition and its decisions, the record); MCP over stdio and
+// streamable HTTP, and REST, are thin adapters over Hub.Call.
+//
+//	agent ──MCP stdio──> chaos wall ──MCP HTTP──┐
+//	agent ──MCP HTTP────────────────────────────┼──> Hub.Call ──> faults.Decide ──> world
+//	agent ──REST POST /tools/<name>─────────────┘        └──> record (one row per call)
+package proxies
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// Config is what a hub needs. Nil Record means a record that keeps nothing.
+type Config struct {
+	Spec      *spec.Spec
+	Condition faults.Condition
+	Seed      int64
+	Trial     string
+	Record    *record.Writer
+}
+
+// Hub is the per-trial server: it answers tool calls from any transport, applies the
+// armed fault, keeps the world and writes the record. It is safe for concurrent use.
+type Hub struct {
+	spec    *spec.Spec
+	cond    faults.Condition
+	seed    int64
+	world   *world.World
+	rec     *record.Writer
+	schemas map[string]*jsonschema.Resolved
+
+	mu         sync.Mutex
+	calls      map[string]int // calls per tool
+	sinceWrite map[string]int // calls per tool since the first write
+	target     int            // calls to the condition's tool
+	wrote      bool
+	total      int
+	fired      int
+	closed     bool
+
+	subMu   sync.Mutex
+	subs    map[int]chan record.Row
+	nextSub int
+}
+
+// CallError is a call the hub refused before it reached a tool: an unknown tool or
+// arguments that do not match the tool's schema. Transports map it to their own
+// error (a JSON-RPC error, a 400 or 404).
+type CallError struct {
+	// Status is 400 for bad arguments, 404 for an unknown tool.
+	Status int
+	Msg    string
+}
+
+func (e *CallError) Error() string { return e.Msg }
+
+// ErrClosed is returned for calls after the hub was closed.
+var ErrClosed = errors.New("the trial has ended: the wall is closed")
+
+// NewHub builds the hub for one trial and writes the session start.
+func NewHub(cfg Config) (*Hub, error) {
+	if cfg.Spec == nil {
+		return nil, errors.New("hub: no spec")
+	}
+	rec := cfg.Record
+	if rec == nil {
+		rec = record.Discard()
+	}
+	h := &Hub{
+		spec: cfg.Spec, cond: cfg.Condition, seed: cfg.Seed,
+		world: world.New(cfg.Spec), rec: rec,
+		schemas:    map[string]*jsonschema.Resolved{},
+		calls:      map[string]int{},
+		sinceWrite: map[string]int{},
+		subs:       map[int]chan record.Row{},
+	}
+	if h.cond.ID == "" {
+		h.cond = faults.Condition{ID: faults.CleanID, SuccessPossible: true}
+	}
+	for _, t := range cfg.Spec.Tools {
+		r, err := resolveSchema(t)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+		}
+		h.schemas[t.Name] = r
+	}
+	rec.OnRow(h.publish)
+	var names []string
+	for _, t := range cfg.Spec.Tools {
+		names = append(names, t.Name)
+	}
+	possible := h.cond.SuccessPossible
+	start := record.Row{
+		Type: record.TypeSessionStart, Trial: cfg.Trial, Condition: h.cond.ID, Seed: cfg.Seed,
+		Tools: names, InitialState: h.world.State(), SuccessPossible: &possible,
+	}
+	if !h.cond.Clean() {
+		start.Fault = &record.Fault{Condition: h.cond.ID, Family: h.cond.Family, Variant: h.cond.Variant, Tool: h.cond.Tool, What: h.cond.What}
+	}
+	if _, err := rec.Write(start); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func resolveSchema(t spec.Tool) (*jsonschema.Resolved, error) {
+	raw := InputSchema(t)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
+}
+
+// InputSchema is the tool's input schema, or the one its key and value fields imply.
+func InputSchema(t spec.Tool) json.RawMessage {
+	if len(t.InputSchema) > 0 {
+		return t.InputSchema
+	}
+	props := map[string]any{}
+	var req []string
+	switch t.Effect {
+	case spec.EffectWrite:
+		if t.Key == "" {
+			props[t.KeyFieldName()] = map[string]string{"type": "string"}
+			req = append(req, t.KeyFieldName())
+		}
+		props[t.ValueFieldName()] = map[string]string{"type": "string"}
+		req = append(req, t.ValueFieldName())
+	case spec.EffectRead:
+		if t.Key == "" {
+			props[t.KeyFieldName()] = map[string]string{"type": "string"}
+			req = append(req, t.KeyFieldName())
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props}
+	if len(req) > 0 {
+		s["required"] = req
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// Spec is the hub's spec.
+func (h *Hub) Spec() *spec.Spec { return h.spec }
+
+// Condition is the armed condition.
+func (h *Hub) Condition() faults.Condition { return h.cond }
+
+// Tools are the tools the hub serves, in spec order.
+func (h *Hub) Tools() []spec.Tool { return h.world.Tools() }
+
+// State is a copy of the world's current state.
+func (h *Hub) State() map[string]any { return h.world.State() }
+
+// Call runs one tool call from a transport and returns what the agent receives.
+// A refused call (unknown tool, bad arguments) returns a *CallError and is recorded
+// as a rejected row; a tool failure is a Reply with IsError, not an error.
+func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.RawMessage) (world.Reply, error) {
+	t, ok := h.world.Tool(name)
+	if !ok {
+		return h.reject(transport, name, rawArgs, &CallError{Status: 404, Msg: fmt.Sprintf("unknown tool %q (tools: %s)", name, h.toolList())})
+	}
+	args, err := h.validate(t, rawArgs)
+	if err != nil {
+		return h.reject(transport, name, rawArgs, &CallError{Status: 400, Msg: fmt.Sprintf("arguments of %s: %v", name, err)})
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return world.Reply{}, ErrClosed
+	}
+	h.total++
+	h.calls[name]++
+	if h.wrote {
+		h.sinceWrite[name]++
+	}
+	if name == h.cond.Tool {
+		h.target++
+	}
+	pos := faults.Position{Tool: name, Write: t.Effect == spec.EffectWrite, Call: h.calls[name], Target: h.target, SinceWrite: h.sinceWrite[name]}
+	row := record.Row{Type: record.TypeCall, Transport: transport, Tool: name, Args: compact(rawArgs)}
+
+	var reply world.Reply
+	if faults.Decide(h.seed, h.cond, pos) {
+		fam, _ := faults.Lookup(h.cond.Family)
+		out := fam.Apply(h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
+		if out.Err != nil {
+			h.rec.Write(record.Row{Type: record.TypeError, Tool: name, Args: row.Args, Reason: out.Err.Error()})
+			return world.Failure(500, "chaos: "+out.Err.Error()), nil
+		}
+		h.fired++
+		reply = out.Reply
+		row.Hit = &record.Hit{Fired: true, Family: h.cond.Family, How: out.How, Performed: out.Performed}
+		if out.Real.Text != reply.Text || out.Real.IsError != reply.IsError {
+			row.RealReply = out.Real.Text
+			if !out.Performed {
+				row.RealReply = ""
+			}
+		}
+	} else {
+		reply = h.world.Call(t, args, world.Perform)
+		if !h.cond.Clean() {
+			row.Hit = &record.Hit{Fired: false, Performed: true}
+		}
+	}
+	if t.Effect == spec.EffectWrite && !reply.IsError {
+		h.wrote = true
+	}
+	row.Reply, row.IsError, row.Status = reply.Text, reply.IsError, reply.Status
+	row.State = h.world.State()
+	if _, err := h.rec.Write(row); err != nil && !errors.Is(err, record.ErrClosed) {
+		return reply, fmt.Errorf("record: %w", err)
+	}
+	return reply, nil
+}
+
+func (h *Hub) reject(transport, name string, raw json.RawMessage, e *CallError) (world.Reply, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return world.Reply{}, ErrClosed
+	}
+	h.rec.Write(record.Row{Type: record.TypeRejected, Transport: transport, Tool: name, Args: compact(raw), Reason: e.Msg, Status: e.Status})
+	return world.Reply{}, e
+}
+
+// RecordError writes a server error row (a transport that could not serve a request).
+func (h *Hub) RecordError(transport, reason string) {
+	h.rec.Write(record.Row{Type: record.TypeError, Transport: transport, Reason: reason})
+}
+
+func (h *Hub) validate(t spec.Tool, raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	args, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be a JSON object, got %s", jsonKind(v))
+	}
+	if r := h.schemas[t.Name]; r != nil {
+		if err := r.Validate(args); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "something else"
+}
+
+func (h *Hub) toolList() string {
+	var names []string
+	for _, t := range h.world.Tools() {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	b, _ := json.Marshal(names)
+	return string(b)
+}
+
+// compact is the arguments as the record keeps them: compact JSON, or the raw text
+// as a JSON string when it is not JSON.
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		b, _ := json.Marshal(string(raw))
+		return b
+	}
+	return buf.Bytes()
+}
+
+// Stats are the hub's counts so far.
+type Stats struct {
+	Calls int `json:"calls"`
+	Fired int `json:"fired"`
+}
+
+// Stats returns the counts of calls and of calls on which the fault fired.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Stats{Calls: h.total, Fired: h.fired}
+}
+
+// Close ends the session: it writes the session end with the final state (once, on
+// whichever ending comes first) and ends every event subscription.
+func (h *Hub) Close(reason string) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	end := record.Row{Reason: reason, FinalState: h.world.State(), Calls: h.total, Fired: h.fired}
+	h.mu.Unlock()
+	err := h.rec.Close(end)
+	h.subMu.Lock()
+	for id, ch := range h.subs {
+		close(ch)
+		delete(h.subs, id)
+	}
+	h.subMu.Unlock()
+	return err
+}
+
+// Subscribe returns a channel of every record row written from now on, closed when the
+// hub closes or cancel is called. A slow subscriber misses rows rather than slowing calls.
+func (h *Hub) Subscribe() (<-chan record.Row, func()) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	ch := make(chan record.Row, 256)
+	if h.rec.Closed() {
+		close(ch)
+		return ch, func() {}
+	}
+	id := h.nextSub
+	h.nextSub++
+	h.subs[id] = ch
+	return ch, func() {
+		h.subMu.Lock()
+		defer h.subMu.Unlock()
+		if c, ok := h.subs[id]; ok {
+			close(c)
+			delete(h.subs, id)
+		}
+	}
+}
+
+// publish is called by the record writer for every row (with h.mu possibly held by
+// Call, hence the separate subMu); sends never block.
+func (h *Hub) publish(r record.Row) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	for _, ch := range h.subs {
+		select {
+		case ch <- r:
+		default:
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TransportHeader tells the hub which transport a call came in on, when the wall
+// bridges stdio to the hub's HTTP endpoint.
+const TransportHeader = "X-Chaos-Transport"
+
+// ServeStdio serves the hub's tools over MCP on in/out until the client closes its end
+// or ctx ends. Lines that are not JSON-RPC are answered with an error and recorded.
+func ServeStdio(ctx context.Context, h *Hub, in io.Reader, out io.Writer) error {
+	srv := NewMCPServer(h, "stdio")
+	t := &GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
+	return runServer(ctx, srv, t)
+}
+
+// Bridge serves, over MCP on in/out, the tools of the hub at hubURL, forwarding every
+// call to it: the hub keeps the world, the fault and the record.
+//
+//	agent ──stdio──> Bridge ──streamable HTTP──> hub
+func Bridge(ctx context.Context, hubURL string, in io.Reader, out io.Writer) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall-bridge", Version: Version}, nil)
+	hc := &http.Client{Transport: headerTransport{TransportHeader, "stdio"}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hubURL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		return fmt.Errorf("wall: cannot reach the hub at %s: %w", hubURL, err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("wall: list the hub's tools: %w", err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
+	for _, tool := range list.Tools {
+		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
+			if err != nil {
+				var we *jsonrpc.Error
+				if errors.As(err, &we) {
+					return nil, we
+				}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the hub did not answer: " + err.Error()}
+			}
+			return res, nil
+		})
+	}
+	t := &GuardedTransport{In: in, Out: out}
+	return runServer(ctx, srv, t)
+}
+
+func runServer(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
+	err := srv.Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+type headerTransport struct{ key, value string }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(t.key, t.value)
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,0 +1,79 @@
+// Package record is the trial's log: JSONL, one row per event, written as it happens
+// and closed with a session_end row that holds the final state of the world.
+//
+// There is one writer (Writer) and one reader (Read); everything downstream (verdicts,
+// the report, the store) reads records through Read.
+package record
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Row types.
+const (
+	TypeSessionStart = "session_start"
+	TypeCall         = "call"
+	TypeRejected     = "rejected"
+	TypeError        = "error"
+	TypeSessionEnd   = "session_end"
+)
+
+// Row is one line of a record. Which fields are set depends on Type.
+type Row struct {
+	Type string    `json:"type"`
+	Seq  int       `json:"seq"`
+	Time time.Time `json:"time"`
+
+	// session_start
+	Trial           string         `json:"trial,omitempty"`
+	Condition       string         `json:"condition,omitempty"`
+	Fault           *Fault         `json:"fault,omitempty"`
+	Tools           []string       `json:"tools,omitempty"`
+	InitialState    map[string]any `json:"initial_state,omitempty"`
+	SuccessPossible *bool          `json:"success_possible,omitempty"`
+	Seed            int64          `json:"seed,omitempty"`
+
+	// call and rejected
+	Transport string          `json:"transport,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	// Hit says whether and how the armed fault fired on this call.
+	Hit *Hit `json:"hit,omitempty"`
+	// Reply is what the agent received; IsError marks a tool failure, Status its HTTP-like code.
+	Reply   string `json:"reply,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	// RealReply is what the tool really answered, where the agent got something else.
+	RealReply string `json:"real_reply,omitempty"`
+	// State is the world after the call.
+	State map[string]any `json:"state,omitempty"`
+
+	// rejected, error and session_end
+	Reason string `json:"reason,omitempty"`
+
+	// session_end
+	FinalState map[string]any `json:"final_state,omitempty"`
+	Calls      int            `json:"calls,omitempty"`
+	Fired      int            `json:"fired,omitempty"`
+}
+
+// Fault is the armed condition, as the session_start row describes it.
+type Fault struct {
+	Condition string `json:"condition"`
+	Family    string `json:"family,omitempty"`
+	Variant   string `json:"variant,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	// What is one line on what the fault does.
+	What string `json:"what,omitempty"`
+}
+
+// Hit is the fault decision for one call.
+type Hit struct {
+	Fired  bool   `json:"fired"`
+	Family string `json:"family,omitempty"`
+	// How says what the fault did to this call, in words.
+	How string `json:"how,omitempty"`
+	// Performed says whether the call's effect reached the world.
+	Performed bool `json:"performed"`
+}

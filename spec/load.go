@@ -1,0 +1,392 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads and checks the spec at path. A file that cannot be read is a plain error;
+// a file with mistakes is an *Errors listing all of them.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	s.Path = path
+	return s, nil
+}
+
+// Parse checks a spec, native or Ajantik, from its YAML text. name is the file name used
+// in messages and the default spec name. The error, when there is one, is an *Errors.
+func Parse(name string, data []byte) (*Spec, error) {
+	d := &decoder{file: name, budget: nodeBudget}
+	root := d.document(data)
+	var s *Spec
+	if root != nil {
+		if isAjantik(root) {
+			s = d.ajantik(root)
+		} else {
+			s = d.native(root)
+		}
+		if s.Name == "" {
+			s.Name = defaultName(name)
+		}
+	}
+	if len(d.probs) > 0 {
+		return nil, &Errors{Problems: tidy(d.probs)}
+	}
+	return s, nil
+}
+
+// tidy sorts problems by line and drops repeats (a value reached through two aliases is
+// checked twice).
+func tidy(probs []Problem) []Problem {
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
+	out := probs[:0]
+	for i, p := range probs {
+		if i > 0 && p == probs[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func defaultName(file string) string {
+	base := filepath.Base(file)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	if base == "" || base == "." || base == string(filepath.Separator) {
+		return "spec"
+	}
+	return base
+}
+
+var yamlLine = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+
+// document is the top mapping of the file's single YAML document, or nil after reporting
+// why there is none.
+func (d *decoder) document(data []byte) (root *yaml.Node) {
+	defer func() {
+		// yaml.v3 has panicked on hostile input before; a spec file must not crash the CLI.
+		if r := recover(); r != nil {
+			d.errorf(nil, "cannot read the YAML: %v", r)
+			root = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.errorf(nil, "the file is empty")
+		} else {
+			d.yamlError(err)
+		}
+		return nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		d.errorf(&next, "a spec file holds one YAML document; remove the second (after ---)")
+	case !errors.Is(err, io.EOF):
+		d.yamlError(err)
+	}
+	root = &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			d.errorf(nil, "the file is empty")
+			return nil
+		}
+		root = deref(root.Content[0])
+	}
+	if isNull(root) {
+		d.errorf(root, "the file is empty")
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, "a spec must be a mapping of keys (name:, task:, tools: ...), got %s", got(root))
+		return nil
+	}
+	return root
+}
+
+func (d *decoder) yamlError(err error) {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		d.probs = append(d.probs, Problem{File: d.file, Line: line, Msg: m[2]})
+		return
+	}
+	d.errorf(nil, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+var nativeKeys = []string{
+	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
+	"faults", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
+}
+
+// nativeHints point keys written at the top to where they belong.
+var nativeHints = map[string]string{
+	"command": "agent.command", "env": "agent.env", "timeout": "agent.timeout", "profile": "agent.profile",
+	"prompt":       "task",
+	"status_field": "claim.status_field", "output_contract": "claim.output_contract",
+	"failure_words": "claim.failure_words", "success_words": "claim.success_words",
+	"max_calls": "limits.max_calls", "wall_clock": "limits.wall_clock",
+	"repeated_failures": "limits.repeated_failures", "concurrency": "limits.concurrency",
+	"repo": "workspace.repo", "ref": "workspace.ref", "files": "workspace.files",
+	"auto_faults": "faults",
+}
+
+func (d *decoder) native(root *yaml.Node) *Spec {
+	f := d.fields(root, "", nativeKeys, nativeHints)
+	s := &Spec{Format: "chaos", Replicates: 1, Seed: 1}
+	s.Name = d.text(f["name"], "name")
+	var command *yaml.Node
+	s.Agent, command = d.agent(f["agent"])
+	s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
+	s.InitialState = d.initialState(f["initial_state"])
+
+	switch {
+	case f["task"] != nil && f["tasks"] != nil:
+		d.errorf(f["tasks"], "give either task or tasks, not both")
+	case f["tasks"] != nil:
+		s.Tasks = d.tasks(f["tasks"])
+		for _, k := range []string{"state_checks", "checks"} {
+			if f[k] != nil {
+				d.errorf(f[k], "%s at the top goes with task; with tasks, give each task its %s", k, k)
+			}
+		}
+	default:
+		prompt := d.text(f["task"], "task")
+		if prompt == "" {
+			d.errorf(root, "task is required: what the agent is asked to do")
+		}
+		s.Tasks = []Task{{
+			Prompt:      prompt,
+			StateChecks: d.stateChecks(f["state_checks"]),
+			TextChecks:  d.textChecks(f["checks"]),
+		}}
+	}
+
+	s.Faults = d.families(f["faults"], s.Tools)
+	s.Conditions = d.conditions(f["conditions"], s.Tools)
+	if n := f["replicates"]; n != nil {
+		if v, ok := d.whole(n, "replicates"); ok {
+			if v < 1 || v > 1_000_000 {
+				d.errorf(n, "replicates must be at least 1, got %d", v)
+			} else {
+				s.Replicates = int(v)
+			}
+		}
+	}
+	if v, ok := d.whole(f["seed"], "seed"); ok {
+		s.Seed = v
+	}
+	s.Axes = d.axes(f["axes"])
+	s.Limits = d.limits(f["limits"])
+	s.Claim = d.claim(d.fields(f["claim"], "claim", claimKeys, nil), "claim.")
+	s.Workspace = d.workspace(f["workspace"])
+	d.commandTokens(command, s.Agent.Command, s.Axes)
+
+	if len(s.Tasks) == 1 && s.Tasks[0].ID == "" {
+		s.Tasks[0].ID = s.Name
+		if s.Tasks[0].ID == "" {
+			s.Tasks[0].ID = defaultName(d.file)
+		}
+	}
+	return s
+}
+
+var agentKeys = []string{"command", "env", "timeout", "profile"}
+
+// agent is the agent section and the node of its command, for the token check.
+func (d *decoder) agent(n *yaml.Node) (Agent, *yaml.Node) {
+	f := d.fields(n, "agent", agentKeys, nil)
+	a := Agent{
+		Command: d.text(f["command"], "agent.command"),
+		Timeout: d.duration(f["timeout"], "agent.timeout"),
+		Profile: d.text(f["profile"], "agent.profile"),
+	}
+	if a.Profile == "" {
+		a.Profile = "generic"
+	} else if !slices.Contains(Profiles, a.Profile) {
+		d.errorf(f["profile"], "unknown agent.profile %q%s", a.Profile, suggest(a.Profile, Profiles))
+	}
+	if env := deref(f["env"]); !isNull(env) {
+		if env.Kind != yaml.MappingNode {
+			d.errorf(env, "agent.env must be a mapping of variable names to values, got %s", got(env))
+		} else {
+			a.Env = map[string]string{}
+			for _, p := range d.pairs(env) {
+				a.Env[p.key.Value] = d.text(p.val, "agent.env."+p.key.Value)
+			}
+		}
+	}
+	return a, deref(f["command"])
+}
+
+// tokenPattern is a token in agent.command. JSON such as {"a": 1} does not match, and
+// a shell's ${VAR} is skipped where it is found.
+var tokenPattern = regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_.]*\}`)
+
+// commandTokens reports every {word} in the agent command that is not a token.
+func (d *decoder) commandTokens(node *yaml.Node, command string, axes []Axis) {
+	if command == "" || node == nil {
+		return
+	}
+	known := slices.Clone(CommandTokens)
+	for _, a := range axes {
+		known = append(known, a.Name)
+	}
+	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
+		if loc[0] > 0 && command[loc[0]-1] == '$' {
+			continue
+		}
+		word := command[loc[0]+1 : loc[1]-1]
+		if slices.Contains(known, word) {
+			continue
+		}
+		line := node.Line
+		if node.Style == yaml.LiteralStyle {
+			line += 1 + strings.Count(command[:loc[0]], "\n")
+		}
+		hint := ""
+		if m, ok := closest(word, known); ok {
+			hint = fmt.Sprintf(" (did you mean {%s}?)", m)
+		} else {
+			hint = " (known: {" + strings.Join(known, "}, {") + "})"
+		}
+		d.probs = append(d.probs, Problem{File: d.file, Line: line, Msg: fmt.Sprintf("agent.command: unknown token {%s}%s", word, hint)})
+	}
+}
+
+var axisName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+
+// axes are written either as a mapping {model: [a, b]} (kept in file order) or as a list
+// of {name, values}.
+func (d *decoder) axes(n *yaml.Node) []Axis {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	type written struct {
+		name         string
+		at, valuesAt *yaml.Node
+	}
+	var ws []written
+	switch n.Kind {
+	case yaml.MappingNode:
+		for _, p := range d.pairs(n) {
+			ws = append(ws, written{p.key.Value, p.key, p.val})
+		}
+	case yaml.SequenceNode:
+		for _, item := range d.list(n, "axes") {
+			f := d.fields(item, "axis", []string{"name", "values"}, nil)
+			name := d.text(f["name"], "axis name")
+			if name == "" {
+				d.errorf(item, "axis without a name")
+				continue
+			}
+			ws = append(ws, written{name, f["name"], f["values"]})
+		}
+	default:
+		d.errorf(n, "axes must be a mapping {name: [values]} or a list of {name, values}, got %s", got(n))
+		return nil
+	}
+	var out []Axis
+	first := map[string]int{}
+	for _, w := range ws {
+		switch {
+		case !axisName.MatchString(w.name):
+			d.errorf(w.at, "axis name %q cannot be a token in agent.command: use letters, digits, _ and .", w.name)
+			continue
+		case slices.Contains(CommandTokens, w.name):
+			d.errorf(w.at, "axis name %q is taken by the token {%s}; choose another", w.name, w.name)
+			continue
+		}
+		if line, ok := first[w.name]; ok {
+			d.errorf(w.at, "axis %q is defined twice (first at line %d)", w.name, line)
+			continue
+		}
+		first[w.name] = w.at.Line
+		values := d.texts(w.valuesAt, fmt.Sprintf("axis %q", w.name), false)
+		if len(values) == 0 {
+			d.errorf(w.at, "axis %q has no values", w.name)
+			continue
+		}
+		for i, v := range values {
+			if slices.Contains(values[:i], v) {
+				d.errorf(w.valuesAt, "axis %q lists %q twice", w.name, v)
+			}
+		}
+		out = append(out, Axis{Name: w.name, Values: values})
+	}
+	return out
+}
+
+func (d *decoder) limits(n *yaml.Node) Limits {
+	f := d.fields(n, "limits", []string{"max_calls", "wall_clock", "repeated_failures", "concurrency"}, nil)
+	return Limits{
+		MaxCalls:         d.count(f["max_calls"], "limits.max_calls"),
+		WallClock:        d.duration(f["wall_clock"], "limits.wall_clock"),
+		RepeatedFailures: d.count(f["repeated_failures"], "limits.repeated_failures"),
+		Concurrency:      d.count(f["concurrency"], "limits.concurrency"),
+	}
+}
+
+var claimKeys = []string{"status_field", "output_contract", "failure_words", "success_words"}
+
+// claim reads the claim regexes from f; prefix names where they were written ("claim."
+// in a native spec, nothing in an Ajantik file).
+func (d *decoder) claim(f map[string]*yaml.Node, prefix string) ClaimSpec {
+	c := ClaimSpec{
+		StatusField:    d.regexp(f["status_field"], prefix+"status_field"),
+		OutputContract: d.regexp(f["output_contract"], prefix+"output_contract"),
+		FailureWords:   d.regexp(f["failure_words"], prefix+"failure_words"),
+		SuccessWords:   d.regexp(f["success_words"], prefix+"success_words"),
+	}
+	if c.StatusField != "" {
+		if re, err := regexp.Compile(c.StatusField); err == nil && re.NumSubexp() == 0 {
+			d.errorf(f["status_field"], "%sstatus_field needs a group that captures the status, such as (ok|partial|failed)", prefix)
+		}
+	}
+	return c
+}
+
+// regexp is text that must compile as a Go regular expression.
+func (d *decoder) regexp(n *yaml.Node, what string) string {
+	s := d.text(n, what)
+	if s == "" {
+		return ""
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		d.errorf(n, "%s: %v", what, err)
+	}
+	return s
+}
+
+func (d *decoder) workspace(n *yaml.Node) Workspace {
+	f := d.fields(n, "workspace", []string{"repo", "ref", "files"}, nil)
+	w := Workspace{
+		Repo:  d.text(f["repo"], "workspace.repo"),
+		Ref:   d.text(f["ref"], "workspace.ref"),
+		Files: d.texts(f["files"], "workspace.files", false),
+	}
+	if w.Ref != "" && w.Repo == "" {
+		d.errorf(f["ref"], "workspace.ref needs workspace.repo")
+	}
+	return w
+}

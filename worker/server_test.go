@@ -1,0 +1,229 @@
+//go:build !noserver
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+const testTaskQueue = "worker-test"
+
+func greetWorkflow(ctx workflow.Context, name string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var greeting string
+	err := workflow.ExecuteActivity(ctx, greetActivity, name).Get(ctx, &greeting)
+	return greeting, err
+}
+
+func greetActivity(ctx context.Context, name string) (string, error) {
+	activity.GetLogger(ctx).Info("greeting", "name", name)
+	return "hello " + name, nil
+}
+
+// TestServer runs a workflow on an embedded server, looks at it through the web UI,
+// then restarts the server on the same data directory and finds the workflow again.
+func TestServer(t *testing.T) {
+	dataDir := t.TempDir()
+	goroutinesBefore := runtime.NumGoroutine()
+
+	first := startTestServer(t, ServerConfig{DataDir: dataDir, LogFile: dataDir + "/server.log"})
+	if first.UIAddr() == "" {
+		t.Fatal("UIAddr is empty with the UI enabled")
+	}
+
+	c := dialTestClient(t, first.FrontendAddr())
+	w := sdkworker.New(c, testTaskQueue, sdkworker.Options{})
+	w.RegisterWorkflow(greetWorkflow)
+	w.RegisterActivity(greetActivity)
+	if err := w.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "greet-1", TaskQueue: testTaskQueue}, greetWorkflow, "chaos")
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil {
+		t.Fatalf("workflow failed: %v", err)
+	}
+	if got != "hello chaos" {
+		t.Fatalf("workflow result = %q, want %q", got, "hello chaos")
+	}
+
+	t.Run("ui page", func(t *testing.T) {
+		status, body := httpGet(t, first.UIAddr()+"/")
+		if status != http.StatusOK || !strings.Contains(strings.ToLower(body), "<html") {
+			t.Fatalf("GET %s/ = %d, body starts %.200q; want 200 and HTML", first.UIAddr(), status, body)
+		}
+	})
+
+	t.Run("ui lists workflow", func(t *testing.T) {
+		// Visibility is written after the workflow closes, so wait for it to show.
+		url := first.UIAddr() + "/api/v1/namespaces/default/workflows"
+		var last string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			status, body := httpGet(t, url)
+			last = body
+			if status != http.StatusOK {
+				continue
+			}
+			var list struct {
+				Executions []struct {
+					Execution struct{ WorkflowID string }
+					Status    string
+				}
+			}
+			if err := json.Unmarshal([]byte(body), &list); err != nil {
+				t.Fatalf("GET %s: %v in %.300q", url, err, body)
+			}
+			for _, e := range list.Executions {
+				if e.Execution.WorkflowID == "greet-1" && e.Status == "WORKFLOW_EXECUTION_STATUS_COMPLETED" {
+					return
+				}
+			}
+		}
+		t.Fatalf("GET %s never listed greet-1 as completed; last body %.500q", url, last)
+	})
+
+	w.Stop()
+	c.Close()
+	stopTestServer(t, first)
+	for _, addr := range []string{first.FrontendAddr(), strings.TrimPrefix(first.UIAddr(), "http://")} {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still accepts connections after Stop", addr)
+		}
+	}
+	t.Logf("goroutines: %d before the first server, %d after its Stop", goroutinesBefore, runtime.NumGoroutine())
+
+	// The same data directory, a new server without UI: the history is still there.
+	second := startTestServer(t, ServerConfig{DataDir: dataDir, UIPort: NoUI})
+	if second.UIAddr() != "" {
+		t.Errorf("UIAddr = %q with the UI disabled, want empty", second.UIAddr())
+	}
+	if second.FrontendAddr() == first.FrontendAddr() {
+		t.Logf("second server reuses frontend address %s", second.FrontendAddr())
+	}
+	c2 := dialTestClient(t, second.FrontendAddr())
+	desc, err := c2.DescribeWorkflowExecution(ctx, "greet-1", "")
+	if err != nil {
+		t.Fatalf("describe greet-1 after restart: %v", err)
+	}
+	if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		t.Fatalf("greet-1 status after restart = %v, want completed", s)
+	}
+	got = ""
+	if err := c2.GetWorkflow(ctx, "greet-1", "").Get(ctx, &got); err != nil || got != "hello chaos" {
+		t.Fatalf("greet-1 result after restart = %q, %v; want %q", got, err, "hello chaos")
+	}
+
+	t.Run("data dir in use", func(t *testing.T) {
+		s, err := StartServer(context.Background(), ServerConfig{DataDir: dataDir, UIPort: NoUI})
+		if err == nil {
+			s.Stop()
+			t.Fatal("a second server on a data directory in use started")
+		}
+		if !errors.Is(err, ErrDataDirInUse) {
+			t.Fatalf("error = %v, want ErrDataDirInUse", err)
+		}
+	})
+}
+
+func TestStartServerRejectsBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	tests := []struct {
+		name string
+		cfg  ServerConfig
+	}{
+		{"frontend", ServerConfig{Port: port, UIPort: NoUI}},
+		{"ui", ServerConfig{UIPort: port}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.DataDir = t.TempDir()
+			s, err := StartServer(context.Background(), tt.cfg)
+			if err == nil {
+				s.Stop()
+				t.Fatalf("started on busy port %d", port)
+			}
+			if !strings.Contains(err.Error(), "not free") {
+				t.Fatalf("error = %v, want one saying the port is not free", err)
+			}
+		})
+	}
+}
+
+// startTestServer starts a server, logs how long that took, and stops it at cleanup.
+func startTestServer(tb testing.TB, cfg ServerConfig) *Server {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	s, err := StartServer(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("StartServer: %v", err)
+	}
+	tb.Logf("StartServer took %v (frontend %s, UI %q)", time.Since(start).Round(time.Millisecond), s.FrontendAddr(), s.UIAddr())
+	tb.Cleanup(func() { stopTestServer(tb, s) })
+	return s
+}
+
+func stopTestServer(tb testing.TB, s *Server) {
+	tb.Helper()
+	start := time.Now()
+	if err := s.Stop(); err != nil {
+		tb.Errorf("Stop: %v", err)
+	}
+	tb.Logf("Stop took %v", time.Since(start).Round(time.Millisecond))
+}
+
+func dialTestClient(tb testing.TB, addr string) client.Client {
+	tb.Helper()
+	c, err := client.Dial(client.Options{
+		HostPort: addr,
+		Logger:   sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
+	if err != nil {
+		tb.Fatalf("dial %s: %v", addr, err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+func httpGet(tb testing.TB, url string) (int, string) {
+	tb.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(body)
+}

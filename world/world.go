@@ -1,0 +1,191 @@
+// Package world is the simulated world behind the wall: a flat key/value state and
+// the spec's tools that answer a fixed reply, read a key or write one.
+package world
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+// Mode says how a call's effect reaches the world. Faults choose it.
+type Mode int
+
+const (
+	// Perform: the call does what it says.
+	Perform Mode = iota
+	// Skip: nothing is stored (a fabricated outcome).
+	Skip
+	// StoreEmpty: the key is stored with an empty value.
+	StoreEmpty
+	// OtherAccount: the value lands under the same key in another account.
+	OtherAccount
+)
+
+// OtherAccountPrefix marks keys written into another account by a context switch.
+const OtherAccountPrefix = "other-account/"
+
+// Reply is what a tool answers.
+type Reply struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Status is the HTTP-like status of the answer: 200, 400, 401, 503.
+	Status int `json:"status"`
+}
+
+// OK is a successful reply with text.
+func OK(text string) Reply { return Reply{Text: text, Status: 200} }
+
+// Failure is a tool failure with a status and a message.
+func Failure(status int, msg string) Reply {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return Reply{Text: string(b), IsError: true, Status: status}
+}
+
+// World is the state of one trial. It is safe for concurrent use.
+type World struct {
+	mu    sync.Mutex
+	tools map[string]spec.Tool
+	order []spec.Tool
+	state map[string]any
+	// before is the state before the last write, for stale reads.
+	before map[string]any
+	writes int
+}
+
+// New builds the world of a spec at its initial state.
+func New(s *spec.Spec) *World {
+	w := &World{tools: map[string]spec.Tool{}, state: map[string]any{}}
+	for _, t := range s.Tools {
+		w.tools[t.Name] = t
+		w.order = append(w.order, t)
+	}
+	maps.Copy(w.state, Clone(s.InitialState))
+	w.before = Clone(w.state)
+	return w
+}
+
+// Tools returns the tools in spec order.
+func (w *World) Tools() []spec.Tool { return w.order }
+
+// Tool returns the tool with that name.
+func (w *World) Tool(name string) (spec.Tool, bool) {
+	t, ok := w.tools[name]
+	return t, ok
+}
+
+// State returns a copy of the current state.
+func (w *World) State() map[string]any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Clone(w.state)
+}
+
+// Writes is how many writes reached the world.
+func (w *World) Writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+// Call runs tool t with args in the given mode and returns its real reply.
+func (w *World) Call(t spec.Tool, args map[string]any, mode Mode) Reply {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch t.Effect {
+	case spec.EffectWrite:
+		key, ok := t.StateKey(args)
+		if !ok {
+			return Failure(400, fmt.Sprintf("missing argument %q", t.KeyFieldName()))
+		}
+		value, ok := args[t.ValueFieldName()]
+		if !ok {
+			return Failure(400, fmt.Sprintf("missing argument %q", t.ValueFieldName()))
+		}
+		switch mode {
+		case Skip:
+		case StoreEmpty:
+			w.store(key, "")
+		case OtherAccount:
+			w.store(OtherAccountPrefix+key, value)
+		default:
+			w.store(key, value)
+		}
+		return OK(ackText(t))
+	case spec.EffectRead:
+		key, ok := t.StateKey(args)
+		if !ok {
+			return Failure(400, fmt.Sprintf("missing argument %q", t.KeyFieldName()))
+		}
+		return OK(readText(t, key, w.state[key]))
+	default:
+		return OK(sourceText(t))
+	}
+}
+
+// ReadBefore answers a read from the state as it was before the last write.
+func (w *World) ReadBefore(t spec.Tool, args map[string]any) Reply {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key, ok := t.StateKey(args)
+	if !ok {
+		return Failure(400, fmt.Sprintf("missing argument %q", t.KeyFieldName()))
+	}
+	return OK(readText(t, key, w.before[key]))
+}
+
+// SuccessText is what a call to t answers when it succeeds, without touching the world:
+// the acknowledgement of a write, the fixed reply of a source.
+func SuccessText(t spec.Tool) string {
+	if t.Effect == spec.EffectWrite {
+		return ackText(t)
+	}
+	return sourceText(t)
+}
+
+func (w *World) store(key string, v any) {
+	w.before = Clone(w.state)
+	w.state[key] = v
+	w.writes++
+}
+
+func ackText(t spec.Tool) string {
+	if t.Reply != "" {
+		return t.Reply
+	}
+	return `{"status": "ok"}`
+}
+
+func sourceText(t spec.Tool) string {
+	if t.Reply != "" {
+		return t.Reply
+	}
+	return `{"status": "ok"}`
+}
+
+func readText(t spec.Tool, key string, v any) string {
+	b, _ := json.Marshal(map[string]any{t.KeyFieldName(): key, t.ValueFieldName(): v})
+	return string(b)
+}
+
+// Clone deep-copies a JSON-like value map.
+func Clone(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		out := make(map[string]any, len(m))
+		maps.Copy(out, m)
+		return out
+	}
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out
+}
