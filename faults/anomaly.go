@@ -116,7 +116,8 @@ func Anomaly(reply, variant string) (out string, ok bool) {
 		return "", false
 	}
 	if recs != nil {
-		setRecords(data, *recs)
+		// A top-level list is replaced, not changed in place: keep what setRecords returns.
+		data = setRecords(data, *recs)
 	}
 	b, _ := json.Marshal(data)
 	return string(b), true

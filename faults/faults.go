@@ -156,14 +156,22 @@ func Decide(seed int64, c Condition, pos Position) bool {
 	return unit(seed, c.ID, pos) < c.Rate
 }
 
-// unit is a number in [0, 1) drawn from the seed, the condition and the position.
+// unit is a number in [0, 1) drawn from the seed, the condition and the call's own
+// place (its tool and the n-th call to it). Target and SinceWrite are left out: they move
+// with calls to other tools (SinceWrite with the first write), and the draw must not.
 func unit(seed int64, cond string, pos Position) float64 {
 	h := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(seed))
 	h.Write(b[:])
-	fmt.Fprintf(h, "|%s|%s|%d|%d|%d", cond, pos.Tool, pos.Call, pos.Target, pos.SinceWrite)
-	return float64(h.Sum64()>>11) / float64(1<<53)
+	fmt.Fprintf(h, "|%s|%s|%d", cond, pos.Tool, pos.Call)
+	// FNV leaves its high bits barely touched by the last bytes (the call number), so
+	// mix them (splitmix64's finalizer) before taking the top 53.
+	x := h.Sum64()
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / float64(1<<53)
 }
 
 // ID builds a condition id: family[.variant]@tool[#at].
@@ -299,6 +307,10 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 	c := Condition{ID: cs.ID, Family: f.Name(), Variant: cs.Variant, Tool: t.Name, At: cs.At, Every: cs.Every, Reply: cs.Reply, Message: cs.Message}
 	if c.At == 0 {
 		c.At = 1
+	}
+	if cs.After > 0 && (f.Name() == "session_drop" || f.Name() == "context_switch") {
+		// Ajantik's after: N successful calls, then the session is gone.
+		c.At = cs.After + 1
 	}
 	if c.ID == "" {
 		c.ID = ID(c.Family, c.Variant, c.Tool, c.At)

@@ -12,7 +12,7 @@ var taskKeys = []string{"id", "prompt", "checks", "state_checks"}
 // tasks reads a tasks list: each task has an id, a prompt and its checks.
 func (d *decoder) tasks(n *yaml.Node) []Task {
 	if l := deref(n); isNull(l) || (l.Kind == yaml.SequenceNode && len(l.Content) == 0) {
-		d.errorf(n, "tasks is empty: give at least one task")
+		d.errorf(d.keyOf(n), "tasks is empty: give at least one task")
 		return nil
 	}
 	var out []Task

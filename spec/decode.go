@@ -24,6 +24,8 @@ type decoder struct {
 	budget int
 	// overBudget is set once the budget problem has been reported.
 	overBudget bool
+	// keys maps a value that fields returned to its key, for problems with a whole section.
+	keys map[*yaml.Node]*yaml.Node
 }
 
 const (
@@ -185,6 +187,10 @@ func (d *decoder) fields(n *yaml.Node, where string, known []string, hints map[s
 		case strings.HasPrefix(k, "x-"):
 		case slices.Contains(known, k):
 			out[k] = p.val
+			if d.keys == nil {
+				d.keys = map[*yaml.Node]*yaml.Node{}
+			}
+			d.keys[p.val] = p.key
 		case hints[k] != "":
 			d.errorf(p.key, "unknown key %q%s (did you mean %s?)", k, in, hints[k])
 		default:
@@ -196,6 +202,14 @@ func (d *decoder) fields(n *yaml.Node, where string, known []string, hints map[s
 		}
 	}
 	return out
+}
+
+// keyOf is the key a value was written under, or the value itself.
+func (d *decoder) keyOf(n *yaml.Node) *yaml.Node {
+	if k := d.keys[n]; k != nil {
+		return k
+	}
+	return n
 }
 
 // text is a scalar's text ("" when absent or null).
@@ -230,8 +244,12 @@ func (d *decoder) count(n *yaml.Node, what string) int {
 	if !ok {
 		return 0
 	}
-	if v < 0 || v > math.MaxInt32 {
+	switch {
+	case v < 0:
 		d.errorf(n, "%s must be 0 or more, got %d", what, v)
+		return 0
+	case v > math.MaxInt32:
+		d.errorf(n, "%s is too large: %d", what, v)
 		return 0
 	}
 	return int(v)

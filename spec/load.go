@@ -76,7 +76,22 @@ func defaultName(file string) string {
 	return base
 }
 
-var yamlLine = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+var (
+	yamlLine   = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+	yamlAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
+
+// parserProblems are the messages of yaml.v3's parser, as opposed to its scanner. yaml.v3
+// reports a parser error at a 0-based line and a scanner error at a 1-based one, and
+// leaves the line out when it is 0.
+var parserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
 
 // document is the top mapping of the file's single YAML document, or nil after reporting
 // why there is none.
@@ -94,7 +109,7 @@ func (d *decoder) document(data []byte) (root *yaml.Node) {
 		if errors.Is(err, io.EOF) {
 			d.errorf(nil, "the file is empty")
 		} else {
-			d.yamlError(err)
+			d.yamlError(err, data)
 		}
 		return nil
 	}
@@ -103,7 +118,7 @@ func (d *decoder) document(data []byte) (root *yaml.Node) {
 	case err == nil:
 		d.errorf(&next, "a spec file holds one YAML document; remove the second (after ---)")
 	case !errors.Is(err, io.EOF):
-		d.yamlError(err)
+		d.yamlError(err, data)
 	}
 	root = &doc
 	if root.Kind == yaml.DocumentNode {
@@ -124,14 +139,30 @@ func (d *decoder) document(data []byte) (root *yaml.Node) {
 	return root
 }
 
-func (d *decoder) yamlError(err error) {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.probs = append(d.probs, Problem{File: d.file, Line: line, Msg: m[2]})
-		return
+// yamlError reports a syntax error at the line it is on.
+func (d *decoder) yamlError(err error, data []byte) {
+	msg := err.Error()
+	p := Problem{File: d.file, Line: 1, Msg: strings.TrimPrefix(msg, "yaml: ")}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		p.Line, _ = strconv.Atoi(m[1])
+		p.Msg = m[2]
+		if slices.Contains(parserProblems, p.Msg) {
+			p.Line++
+		}
+	} else if m := yamlAnchor.FindStringSubmatch(msg); m != nil {
+		p.Line = 0
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "*"+m[1]) {
+				p.Line = i + 1
+				break
+			}
+		}
 	}
-	d.errorf(nil, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	d.probs = append(d.probs, p)
 }
+
+// maxReplicates keeps a typo from planning a run that never ends.
+const maxReplicates = 10_000
 
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
@@ -161,12 +192,12 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 
 	switch {
 	case f["task"] != nil && f["tasks"] != nil:
-		d.errorf(f["tasks"], "give either task or tasks, not both")
+		d.errorf(d.keyOf(f["tasks"]), "give either task or tasks, not both")
 	case f["tasks"] != nil:
 		s.Tasks = d.tasks(f["tasks"])
 		for _, k := range []string{"state_checks", "checks"} {
 			if f[k] != nil {
-				d.errorf(f[k], "%s at the top goes with task; with tasks, give each task its %s", k, k)
+				d.errorf(d.keyOf(f[k]), "%s at the top goes with task; with tasks, give each task its %s", k, k)
 			}
 		}
 	default:
@@ -185,9 +216,12 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Conditions = d.conditions(f["conditions"], s.Tools)
 	if n := f["replicates"]; n != nil {
 		if v, ok := d.whole(n, "replicates"); ok {
-			if v < 1 || v > 1_000_000 {
+			switch {
+			case v < 1:
 				d.errorf(n, "replicates must be at least 1, got %d", v)
-			} else {
+			case v > maxReplicates:
+				d.errorf(n, "replicates must be at most %d, got %d", maxReplicates, v)
+			default:
 				s.Replicates = int(v)
 			}
 		}
@@ -247,29 +281,12 @@ func (d *decoder) commandTokens(node *yaml.Node, command string, axes []Axis) {
 	if command == "" || node == nil {
 		return
 	}
-	known := slices.Clone(CommandTokens)
-	for _, a := range axes {
-		known = append(known, a.Name)
-	}
-	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
-		if loc[0] > 0 && command[loc[0]-1] == '$' {
-			continue
-		}
-		word := command[loc[0]+1 : loc[1]-1]
-		if slices.Contains(known, word) {
-			continue
-		}
+	for _, p := range tokenProblems(command, axes) {
 		line := node.Line
 		if node.Style == yaml.LiteralStyle {
-			line += 1 + strings.Count(command[:loc[0]], "\n")
+			line += 1 + strings.Count(command[:p.Offset], "\n")
 		}
-		hint := ""
-		if m, ok := closest(word, known); ok {
-			hint = fmt.Sprintf(" (did you mean {%s}?)", m)
-		} else {
-			hint = " (known: {" + strings.Join(known, "}, {") + "})"
-		}
-		d.probs = append(d.probs, Problem{File: d.file, Line: line, Msg: fmt.Sprintf("agent.command: unknown token {%s}%s", word, hint)})
+		d.probs = append(d.probs, Problem{File: d.file, Line: line, Msg: "agent.command: " + p.Msg})
 	}
 }
 

@@ -24,7 +24,7 @@ func (d *decoder) tools(root, n *yaml.Node, known []string, replyKey string, hin
 		return nil
 	}
 	if l := deref(n); isNull(l) || (l.Kind == yaml.SequenceNode && len(l.Content) == 0) {
-		d.errorf(n, "tools is empty: a spec needs at least one tool")
+		d.errorf(d.keyOf(n), "tools is empty: a spec needs at least one tool")
 		return nil
 	}
 	items := d.list(n, "tools")

@@ -1,0 +1,515 @@
+package faults
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+// ordersReply is a source reply with records, units, numbers and a date.
+const ordersReply = `{"orders":[{"id":"A1","status":"open","amount":12.5,"currency":"USD"},{"id":"A2","status":"open","amount":3,"currency":"USD"}],"date":"2026-11-02"}`
+
+// decideSpec has a source, two tools that write and one that reads.
+var decideSpec = &spec.Spec{
+	Name: "decide",
+	Tools: []spec.Tool{
+		{Name: "read_orders", Effect: spec.EffectNone, Reply: ordersReply},
+		{Name: "update_ticket", Effect: spec.EffectWrite, KeyField: "field", ValueField: "value", Reply: `{"status": "updated"}`},
+		{Name: "get_ticket_field", Effect: spec.EffectRead, KeyField: "field", ValueField: "value"},
+		{Name: "notify_customer", Effect: spec.EffectWrite, Key: "notified"},
+	},
+}
+
+// armed is a condition built the way Generate and a hand-written spec condition build it.
+func armed(tb testing.TB, family, variant, tool string, at int, every bool) Condition {
+	tb.Helper()
+	f, ok := Lookup(family)
+	if !ok {
+		tb.Fatalf("no family %q", family)
+	}
+	t, ok := decideSpec.ToolByName(tool)
+	if !ok {
+		tb.Fatalf("no tool %q", tool)
+	}
+	c := Condition{ID: ID(family, variant, tool, at), Family: family, Variant: variant, Tool: tool, At: max(at, 1), Every: every}
+	f.Describe(decideSpec, t, &c)
+	return c
+}
+
+// trial counts positions the way the hub does, with every write succeeding.
+type trial struct {
+	condTool   string
+	calls      map[string]int
+	sinceWrite map[string]int
+	target     int
+	wrote      bool
+}
+
+func newTrial(condTool string) *trial {
+	return &trial{condTool: condTool, calls: map[string]int{}, sinceWrite: map[string]int{}}
+}
+
+func (tr *trial) next(tool string) Position {
+	t, _ := decideSpec.ToolByName(tool)
+	tr.calls[tool]++
+	if tr.wrote {
+		tr.sinceWrite[tool]++
+	}
+	if tool == tr.condTool {
+		tr.target++
+	}
+	pos := Position{Tool: tool, Write: t.Effect == spec.EffectWrite, Call: tr.calls[tool], Target: tr.target, SinceWrite: tr.sinceWrite[tool]}
+	if pos.Write {
+		tr.wrote = true
+	}
+	return pos
+}
+
+// fires lists the 1-based places in seq at which c fires.
+func fires(seed int64, c Condition, seq []string) []int {
+	tr := newTrial(c.Tool)
+	var out []int
+	for i, tool := range seq {
+		if Decide(seed, c, tr.next(tool)) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+const (
+	src   = "read_orders"
+	upd   = "update_ticket"
+	get   = "get_ticket_field"
+	other = "notify_customer"
+)
+
+func TestDecide(t *testing.T) {
+	// trip is a trial that reads, writes twice, reads back, and writes with another tool:
+	//
+	//	1 src  2 upd  3 get  4 upd  5 get  6 src  7 other  8 upd  9 get
+	trip := []string{src, upd, get, upd, get, src, other, upd, get}
+	// readFirst reads back before anything was written.
+	readFirst := []string{get, get, upd, get, get}
+	tests := []struct {
+		name    string
+		family  string
+		variant string
+		tool    string
+		at      int
+		every   bool
+		seq     []string
+		want    []int
+	}{
+		{name: "phantom success: first call only", family: "phantom_success", tool: upd, seq: trip, want: []int{2}},
+		{name: "phantom success #2", family: "phantom_success", tool: upd, at: 2, seq: trip, want: []int{4}},
+		{name: "phantom success every call from the 2nd", family: "phantom_success", tool: upd, at: 2, every: true, seq: trip, want: []int{4, 8}},
+		{name: "phantom failure: first call only", family: "phantom_failure", tool: upd, seq: trip, want: []int{2}},
+		{name: "phantom failure #3", family: "phantom_failure", tool: upd, at: 3, seq: trip, want: []int{8}},
+		{name: "transient error on a source", family: "transient_error", tool: src, seq: trip, want: []int{1}},
+		{name: "transient error on a write", family: "transient_error", tool: upd, seq: trip, want: []int{2}},
+		{name: "transient error on a read", family: "transient_error", tool: get, seq: trip, want: []int{3}},
+		{name: "transient error #2 on a read", family: "transient_error", tool: get, at: 2, seq: trip, want: []int{5}},
+		{name: "transient error #4 never reached", family: "transient_error", tool: get, at: 4, seq: trip, want: nil},
+		{name: "permanent error on a source: every call", family: "permanent_error", tool: src, seq: trip, want: []int{1, 6}},
+		{name: "permanent error on a write: every call", family: "permanent_error", tool: upd, seq: trip, want: []int{2, 4, 8}},
+		{name: "permanent error on a read: every call", family: "permanent_error", tool: get, seq: trip, want: []int{3, 5, 9}},
+		{name: "permanent error #2: every call from the 2nd", family: "permanent_error", tool: upd, at: 2, seq: trip, want: []int{4, 8}},
+		{name: "session drop: every tool from the 2nd call to the target", family: "session_drop", tool: upd, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
+		{name: "session drop #1 still starts at the 2nd", family: "session_drop", tool: upd, at: 1, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
+		{name: "session drop #3", family: "session_drop", tool: upd, at: 3, seq: trip, want: []int{8, 9}},
+		{name: "session drop: one call to the target never drops", family: "session_drop", tool: upd, seq: []string{src, upd, get, get, src}, want: nil},
+		{name: "truncated reply on a source", family: "truncated_reply", tool: src, seq: trip, want: []int{1}},
+		{name: "truncated reply #2 on a source", family: "truncated_reply", tool: src, at: 2, seq: trip, want: []int{6}},
+		{name: "truncated reply on a read", family: "truncated_reply", tool: get, seq: trip, want: []int{3}},
+		{name: "premature read on a source", family: "premature_read", tool: src, seq: trip, want: []int{1}},
+		{name: "premature read on a read", family: "premature_read", tool: get, seq: trip, want: []int{3}},
+		{name: "stale read: first read after a write", family: "stale_read", tool: get, seq: trip, want: []int{3}},
+		{name: "stale read #2 after a write", family: "stale_read", tool: get, at: 2, seq: trip, want: []int{5}},
+		{name: "stale read every read after a write", family: "stale_read", tool: get, every: true, seq: trip, want: []int{3, 5, 9}},
+		{name: "stale read: reads before any write are not hit", family: "stale_read", tool: get, seq: readFirst, want: []int{4}},
+		{name: "stale read #2 counts only reads after the write", family: "stale_read", tool: get, at: 2, seq: readFirst, want: []int{5}},
+		{name: "transient error on a read is counted from the start", family: "transient_error", tool: get, seq: readFirst, want: []int{1}},
+		{name: "data anomaly: every call", family: "data_anomaly", variant: "mixed_units", tool: src, seq: trip, want: []int{1, 6}},
+		{name: "data anomaly #2: every call from the 2nd", family: "data_anomaly", variant: "stale_date", tool: src, at: 2, seq: trip, want: []int{6}},
+		{name: "context switch: writes from the 2nd target call, any write tool", family: "context_switch", tool: upd, seq: trip, want: []int{4, 7, 8}},
+		{name: "context switch #3", family: "context_switch", tool: upd, at: 3, seq: trip, want: []int{8}},
+		{name: "empty success: first call only", family: "empty_success", tool: upd, seq: trip, want: []int{2}},
+		{name: "empty success #2", family: "empty_success", tool: upd, at: 2, seq: trip, want: []int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := armed(t, tt.family, tt.variant, tt.tool, tt.at, tt.every)
+			for _, seed := range []int64{0, 7, -3} {
+				if got := fires(seed, c, tt.seq); !slices.Equal(got, tt.want) {
+					t.Errorf("seed %d, %s on %v: fires at %v, want %v", seed, c.ID, tt.seq, got, tt.want)
+				}
+			}
+		})
+	}
+	// Every family is in the table.
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.family] = true
+	}
+	for _, f := range spec.ToolFamilies {
+		if !seen[f] {
+			t.Errorf("family %s has no Decide case", f)
+		}
+	}
+}
+
+func TestDecideNeverFires(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Condition
+		pos  Position
+	}{
+		{"clean", Condition{ID: CleanID, SuccessPossible: true}, Position{Tool: upd, Write: true, Call: 1, Target: 1}},
+		{"unknown family", Condition{ID: "no_such@update_ticket", Family: "no_such", Tool: upd, At: 1}, Position{Tool: upd, Write: true, Call: 1, Target: 1}},
+		{"a call to another tool", armed(t, "phantom_success", "", upd, 1, false), Position{Tool: other, Write: true, Call: 1}},
+		{"a read under context switch", armed(t, "context_switch", "", upd, 1, false), Position{Tool: get, Call: 5, Target: 5, SinceWrite: 4}},
+	}
+	for _, tt := range tests {
+		if Decide(1, tt.c, tt.pos) {
+			t.Errorf("%s: %s fired at %+v", tt.name, tt.c.ID, tt.pos)
+		}
+	}
+}
+
+func TestDecideRate(t *testing.T) {
+	const n = 10000
+	c := armed(t, "permanent_error", "", src, 1, false)
+	draw := func(seed int64, c Condition) []bool {
+		out := make([]bool, n)
+		for i := range out {
+			out[i] = Decide(seed, c, Position{Tool: src, Call: i + 1, Target: i + 1})
+		}
+		return out
+	}
+	count := func(xs []bool) int {
+		k := 0
+		for _, x := range xs {
+			if x {
+				k++
+			}
+		}
+		return k
+	}
+
+	// Rate 0 means 1, and 1 or more is always.
+	for _, rate := range []float64{0, 1, 1.5} {
+		c.Rate = rate
+		if k := count(draw(7, c)); k != n {
+			t.Errorf("rate %v: fired %d of %d, want all", rate, k, n)
+		}
+	}
+	// Below zero is "not set" too (Rate <= 0 reads as 1).
+	c.Rate = -0.5
+	if k := count(draw(7, c)); k != n {
+		t.Errorf("rate -0.5: fired %d of %d, want all", k, n)
+	}
+
+	for _, rate := range []float64{0.05, 0.3, 0.5, 0.9} {
+		c.Rate = rate
+		a, again, b := draw(7, c), draw(7, c), draw(8, c)
+		if !slices.Equal(a, again) {
+			t.Errorf("rate %v: the same seed decided differently", rate)
+		}
+		// Within 5 standard deviations of the rate.
+		tol := 5 * math.Sqrt(rate*(1-rate)/n)
+		for seed, d := range map[int64][]bool{7: a, 8: b} {
+			if got := float64(count(d)) / n; math.Abs(got-rate) > tol {
+				t.Errorf("rate %v, seed %d: fired on %.4f of calls, want %.4f +- %.4f", rate, seed, got, rate, tol)
+			}
+		}
+		// Two seeds agree as two independent draws would: disagree on 2r(1-r) of the calls.
+		differ := 0
+		for i := range a {
+			if a[i] != b[i] {
+				differ++
+			}
+		}
+		want := 2 * rate * (1 - rate)
+		tol = 5 * math.Sqrt(want*(1-want)/n)
+		if got := float64(differ) / n; math.Abs(got-want) > tol {
+			t.Errorf("rate %v: seeds 7 and 8 disagree on %.4f of calls, want %.4f +- %.4f", rate, got, want, tol)
+		}
+		// The condition is part of the draw: another condition at the same rate decides differently.
+		c2 := c
+		c2.ID = "permanent_error@read_orders#1"
+		if slices.Equal(a, draw(7, c2)) {
+			t.Errorf("rate %v: two conditions drew the same decisions", rate)
+		}
+	}
+}
+
+// The rule of the package: whether the n-th call to a tool is hit does not depend on
+// calls to other tools. Interleave reads, writes and calls to other tools and compare the
+// decisions on the target's calls.
+func TestDecideIgnoresOtherTools(t *testing.T) {
+	alone := make([]string, 60)
+	for i := range alone {
+		alone[i] = src
+	}
+	var mixed []string
+	others := [][]string{{upd}, {get, get}, {}, {other, upd, get}, {get}}
+	for i := range alone {
+		mixed = append(mixed, others[i%len(others)]...)
+		mixed = append(mixed, src)
+	}
+	for _, c := range []Condition{
+		armed(t, "transient_error", "", src, 1, true),
+		armed(t, "permanent_error", "", src, 1, false),
+		armed(t, "truncated_reply", "", src, 2, true),
+		armed(t, "premature_read", "", src, 1, true),
+		armed(t, "data_anomaly", "duplicate_record", src, 1, false),
+	} {
+		for _, rate := range []float64{0, 0.5} {
+			c.Rate = rate
+			for _, seed := range []int64{1, 7, 99} {
+				onTarget := func(seq []string) []bool {
+					tr := newTrial(c.Tool)
+					var out []bool
+					for _, tool := range seq {
+						pos := tr.next(tool)
+						if tool == c.Tool {
+							out = append(out, Decide(seed, c, pos))
+						}
+					}
+					return out
+				}
+				a, b := onTarget(alone), onTarget(mixed)
+				if !slices.Equal(a, b) {
+					t.Errorf("%s rate %v seed %d: the target's calls are decided differently when other calls are made\n alone %v\n mixed %v", c.ID, rate, seed, a, b)
+				}
+			}
+		}
+	}
+}
+
+// The same n-th call, with different counts of the write-related fields, draws the same.
+func TestDecideRateUsesTheCallsOwnPosition(t *testing.T) {
+	c := armed(t, "transient_error", "", src, 1, true)
+	c.Rate = 0.5
+	for seed := range int64(20) {
+		for call := 1; call <= 20; call++ {
+			base := Decide(seed, c, Position{Tool: src, Call: call, Target: call})
+			for _, sw := range []int{1, 3, call} {
+				if got := Decide(seed, c, Position{Tool: src, Call: call, Target: call, SinceWrite: sw}); got != base {
+					t.Fatalf("seed %d call %d: SinceWrite %d changed the decision from %v to %v", seed, call, sw, base, got)
+				}
+			}
+		}
+	}
+}
+
+func TestRegistryMatchesSpec(t *testing.T) {
+	for _, name := range spec.ToolFamilies {
+		f, ok := Lookup(name)
+		if !ok {
+			t.Errorf("spec.ToolFamilies has %q, no family registers it", name)
+			continue
+		}
+		if f.Name() != name {
+			t.Errorf("family registered as %q names itself %q", name, f.Name())
+		}
+	}
+	for name := range registry {
+		if !slices.Contains(spec.ToolFamilies, name) {
+			t.Errorf("family %q is registered but not in spec.ToolFamilies", name)
+		}
+	}
+	var names []string
+	for _, f := range Families() {
+		names = append(names, f.Name())
+	}
+	if !slices.Equal(names, spec.ToolFamilies) {
+		t.Errorf("Families() = %v, want the order of spec.ToolFamilies %v", names, spec.ToolFamilies)
+	}
+	for _, v := range spec.AnomalyVariants {
+		if _, ok := anomalies[v]; !ok {
+			t.Errorf("spec.AnomalyVariants has %q, Anomaly does not know it", v)
+		}
+	}
+	for v := range anomalies {
+		if !slices.Contains(spec.AnomalyVariants, v) {
+			t.Errorf("anomaly %q is not in spec.AnomalyVariants", v)
+		}
+	}
+}
+
+func TestIDs(t *testing.T) {
+	tests := []struct {
+		id                    string
+		family, variant, tool string
+		at                    int
+		canonical             string
+	}{
+		{"clean", "", "", "", 0, "clean"},
+		{"phantom_success@update_ticket", "phantom_success", "", "update_ticket", 0, "phantom_success@update_ticket"},
+		{"phantom_success@update_ticket#2", "phantom_success", "", "update_ticket", 2, "phantom_success@update_ticket#2"},
+		{"phantom_success@update_ticket#1", "phantom_success", "", "update_ticket", 1, "phantom_success@update_ticket"},
+		{"data_anomaly.mixed_units@read_orders", "data_anomaly", "mixed_units", "read_orders", 0, "data_anomaly.mixed_units@read_orders"},
+		{"data_anomaly.mixed_units@read_orders#2", "data_anomaly", "mixed_units", "read_orders", 2, "data_anomaly.mixed_units@read_orders#2"},
+		{"session_drop@crm.v2-update#12", "session_drop", "", "crm.v2-update", 12, "session_drop@crm.v2-update#12"},
+		// Ajantik's spellings.
+		{"phantom-success:update_ticket", "phantom_success", "", "update_ticket", 0, "phantom_success@update_ticket"},
+		{"transient-error:update-ticket", "transient_error", "", "update-ticket", 0, "transient_error@update-ticket"},
+		{"anomaly-mixed_units:read_orders", "data_anomaly", "mixed_units", "read_orders", 0, "data_anomaly.mixed_units@read_orders"},
+		{"anomaly-stale_date:read_orders#2", "data_anomaly", "stale_date", "read_orders", 2, "data_anomaly.stale_date@read_orders#2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			family, variant, tool, at, err := ParseID(tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if family != tt.family || variant != tt.variant || tool != tt.tool || at != tt.at {
+				t.Errorf("ParseID = %q %q %q %d, want %q %q %q %d", family, variant, tool, at, tt.family, tt.variant, tt.tool, tt.at)
+			}
+			if tt.id == CleanID {
+				return
+			}
+			id := ID(family, variant, tool, at)
+			if id != tt.canonical {
+				t.Errorf("ID = %q, want %q", id, tt.canonical)
+			}
+			// The canonical id parses to the same parts.
+			f2, v2, t2, a2, err := ParseID(id)
+			if err != nil || f2 != family || v2 != variant || t2 != tool || max(a2, 1) != max(at, 1) {
+				t.Errorf("ParseID(%q) = %q %q %q %d %v: not a round trip", id, f2, v2, t2, a2, err)
+			}
+		})
+	}
+	for _, tt := range []struct{ id, err string }{
+		{"phantom_sucess@update_ticket", `condition "phantom_sucess@update_ticket": unknown fault family "phantom_sucess"`},
+		{"phantom_success@update_ticket#0", `condition "phantom_success@update_ticket#0": the call after # must be a number from 1`},
+		{"phantom_success@update_ticket#x", `condition "phantom_success@update_ticket#x": the call after # must be a number from 1`},
+		{"ticket-503", `condition "ticket-503": unknown fault family "ticket_503"`},
+	} {
+		if _, _, _, _, err := ParseID(tt.id); err == nil || err.Error() != tt.err {
+			t.Errorf("ParseID(%q) error = %v, want %s", tt.id, err, tt.err)
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	conds, err := Generate(decideSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		"phantom_success@update_ticket":   "phantom_success@update_ticket",
+		"phantom-success:update_ticket":   "phantom_success@update_ticket",
+		"anomaly-mixed_units:read_orders": "data_anomaly.mixed_units@read_orders",
+		"clean":                           "clean",
+	} {
+		c, ok := Find(conds, id)
+		if !ok || c.ID != want {
+			t.Errorf("Find(%q) = %q, %v; want %q", id, c.ID, ok, want)
+		}
+	}
+	for _, id := range []string{"phantom_success@get_ticket_field", "phantom_success@update_ticket#2", "nonsense"} {
+		if c, ok := Find(conds, id); ok {
+			t.Errorf("Find(%q) = %q, want none", id, c.ID)
+		}
+	}
+}
+
+func TestGenerateExample(t *testing.T) {
+	s, err := spec.Load("../examples/support-ticket.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, err := Generate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type golden struct {
+		ID              string
+		SuccessPossible bool
+		Every           bool
+	}
+	want := []golden{
+		{"clean", true, false},
+		{"phantom_success@update_ticket", true, false},
+		{"phantom_failure@update_ticket", true, false},
+		{"transient_error@read_email", true, false},
+		{"transient_error@update_ticket", true, false},
+		{"transient_error@get_ticket_field", true, false},
+		{"permanent_error@read_email", false, true},
+		{"permanent_error@update_ticket", false, true},
+		{"permanent_error@get_ticket_field", true, true},
+		{"session_drop@update_ticket", false, false},
+		{"truncated_reply@read_email", true, false},
+		{"truncated_reply@get_ticket_field", true, false},
+		{"premature_read@read_email", true, false},
+		{"premature_read@get_ticket_field", true, false},
+		{"stale_read@get_ticket_field", true, false},
+		{"data_anomaly.missing_field@read_email", false, true},
+		{"data_anomaly.stale_date@read_email", false, true},
+		{"context_switch@update_ticket", false, false},
+		{"empty_success@update_ticket", true, false},
+	}
+	var got []golden
+	for _, c := range conds {
+		got = append(got, golden{c.ID, c.SuccessPossible, c.Every})
+		// Every generated condition's id is its parts, and hits the first call.
+		if c.Clean() {
+			continue
+		}
+		if id := ID(c.Family, c.Variant, c.Tool, c.At); id != c.ID || c.At != 1 || c.What == "" {
+			t.Errorf("%s: ID of its parts %q, At %d, What %q", c.ID, id, c.At, c.What)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Generate(examples/support-ticket.yaml):\n got %s\nwant %s", fmt.Sprint(got), fmt.Sprint(want))
+	}
+}
+
+func TestGenerateHandWritten(t *testing.T) {
+	yes := true
+	s := *decideSpec
+	s.Faults = []string{"phantom_success", "data_anomaly"}
+	s.Conditions = []spec.ConditionSpec{
+		{ID: "ticket-503", Family: "transient_error", Tool: upd, At: 2, Message: "503 down"},
+		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: upd, Every: true, Description: "every write vanishes"},
+		{ID: "email-replaced", Family: "data_anomaly", Tool: src, Reply: `{"orders":[]}`, SuccessPossible: &yes},
+	}
+	conds, err := Generate(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Condition{
+		{ID: "clean", SuccessPossible: true, What: "no fault: the tools behave"},
+		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: upd, At: 1, Every: true, SuccessPossible: true, What: "every write vanishes"},
+		{ID: "phantom_success@notify_customer", Family: "phantom_success", Tool: other, At: 1, SuccessPossible: true, What: "the first call to notify_customer: answered success, nothing stored"},
+		{ID: "data_anomaly.cancelled_record@read_orders", Family: "data_anomaly", Variant: "cancelled_record", Tool: src, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change"},
+		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: src, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
+		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
+		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed"},
+		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
+		{ID: "ticket-503", Family: "transient_error", Tool: upd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
+		{ID: "email-replaced", Family: "data_anomaly", Tool: src, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
+	}
+	if !reflect.DeepEqual(conds, want) {
+		t.Errorf("Generate:\n got %+v\nwant %+v", conds, want)
+	}
+
+	s.Conditions = []spec.ConditionSpec{
+		{ID: "bad-tool", Family: "transient_error", Tool: "nope"},
+		{ID: "bad-effect", Family: "phantom_success", Tool: get},
+	}
+	s.Path = "spec.yaml"
+	_, err = Generate(&s)
+	wantErr := `spec.yaml: condition "bad-tool": unknown tool "nope"` + "\n" +
+		`spec.yaml: condition "bad-effect": phantom_success applies to tools that write; "get_ticket_field" has effect: read`
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("Generate error:\n got %v\nwant %s", err, wantErr)
+	}
+}

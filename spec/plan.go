@@ -1,0 +1,150 @@
+package spec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Plan is what a run will do: every trial with its cell, condition, replicate and seed.
+// The experiment workflow receives it whole and plans nothing itself.
+type Plan struct {
+	SpecName    string      `json:"spec_name"`
+	Trials      []TrialPlan `json:"trials"`
+	Conditions  []string    `json:"conditions"`
+	Cells       []string    `json:"cells"`
+	Replicates  int         `json:"replicates"`
+	Concurrency int         `json:"concurrency"`
+}
+
+// TrialPlan is one trial to run.
+type TrialPlan struct {
+	// ID is unique in the run: cell/condition/rep.
+	ID string `json:"id"`
+	// Cell is the cell's key ("main" when the spec has one task and no axes).
+	Cell string `json:"cell"`
+	// Axes holds the cell's value per axis.
+	Axes      map[string]string `json:"axes,omitempty"`
+	Task      string            `json:"task"`
+	Condition string            `json:"condition"`
+	Rep       int               `json:"rep"`
+	// Seed depends on the spec's seed, the cell and the replicate, not on the condition,
+	// so a faulted trial and the clean trial of the same cell and replicate share it.
+	Seed int64 `json:"seed"`
+}
+
+// Cell is one combination of axis values and a task.
+type Cell struct {
+	Key  string
+	Task Task
+	Axes map[string]string
+}
+
+// Cells returns every combination of the spec's tasks and axes, in spec order.
+func (s *Spec) Cells() []Cell {
+	cells := []Cell{{Axes: map[string]string{}}}
+	for _, ax := range s.Axes {
+		var next []Cell
+		for _, c := range cells {
+			for _, v := range ax.Values {
+				axes := map[string]string{}
+				for k, x := range c.Axes {
+					axes[k] = x
+				}
+				axes[ax.Name] = v
+				next = append(next, Cell{Axes: axes})
+			}
+		}
+		cells = next
+	}
+	var out []Cell
+	for _, t := range s.Tasks {
+		for _, c := range cells {
+			c.Task = t
+			var parts []string
+			if len(s.Tasks) > 1 {
+				parts = append(parts, "task="+t.ID)
+			}
+			for _, ax := range s.Axes {
+				parts = append(parts, ax.Name+"="+c.Axes[ax.Name])
+			}
+			c.Key = strings.Join(parts, ",")
+			if c.Key == "" {
+				c.Key = "main"
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// NewPlan plans a run of the spec over the given conditions: cells x conditions x reps.
+// reps <= 0 takes the spec's replicates; concurrency <= 0 the spec's limit, else 1.
+func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error) {
+	if len(conditions) == 0 {
+		return nil, fmt.Errorf("nothing to run: no conditions")
+	}
+	if reps <= 0 {
+		reps = max(s.Replicates, 1)
+	}
+	if concurrency <= 0 {
+		concurrency = max(s.Limits.Concurrency, 1)
+	}
+	p := &Plan{SpecName: s.Name, Conditions: conditions, Replicates: reps, Concurrency: concurrency}
+	for _, c := range s.Cells() {
+		p.Cells = append(p.Cells, c.Key)
+		for _, cond := range conditions {
+			for rep := 1; rep <= reps; rep++ {
+				p.Trials = append(p.Trials, TrialPlan{
+					ID:   TrialID(c.Key, cond, rep),
+					Cell: c.Key, Axes: c.Axes, Task: c.Task.ID, Condition: cond, Rep: rep,
+					Seed: TrialSeed(s.Seed, c.Key, rep),
+				})
+			}
+		}
+	}
+	return p, nil
+}
+
+// Summary is the plan in one line.
+func (p *Plan) Summary() string {
+	cells := ""
+	if len(p.Cells) > 1 {
+		cells = fmt.Sprintf("%d cells x ", len(p.Cells))
+	}
+	return fmt.Sprintf("plan %d trials of %s: %s%d conditions x %d replicates, concurrency %d",
+		len(p.Trials), p.SpecName, cells, len(p.Conditions), p.Replicates, p.Concurrency)
+}
+
+// TrialSeed derives a trial's seed from the spec's seed, the cell and the replicate.
+func TrialSeed(seed int64, cell string, rep int) int64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(seed))
+	h.Write(b[:])
+	fmt.Fprintf(h, "|%s|%d", cell, rep)
+	return int64(h.Sum64() & (1<<62 - 1))
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._=@#,-]+`)
+
+// TrialID is cell/condition/rep, with characters unsafe in paths replaced.
+func TrialID(cell, condition string, rep int) string {
+	return fmt.Sprintf("%s/%s/%d", PathSafe(cell), PathSafe(condition), rep)
+}
+
+// PathSafe replaces characters that are unsafe in a file name.
+func PathSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
+
+// SortedAxes returns the axis names of a cell, sorted.
+func SortedAxes(axes map[string]string) []string {
+	var out []string
+	for k := range axes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

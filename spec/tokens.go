@@ -1,0 +1,77 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// tokenProblem is a {word} in an agent command that is not a token, at its byte offset.
+type tokenProblem struct {
+	Offset int
+	Msg    string
+}
+
+// tokenProblems finds every {word} in command that is neither a token nor an axis name.
+// A shell's ${VAR} is skipped, and JSON such as {"a": 1} never matches.
+func tokenProblems(command string, axes []Axis) []tokenProblem {
+	known := slices.Clone(CommandTokens)
+	for _, a := range axes {
+		known = append(known, a.Name)
+	}
+	var out []tokenProblem
+	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
+		if loc[0] > 0 && command[loc[0]-1] == '$' {
+			continue
+		}
+		word := command[loc[0]+1 : loc[1]-1]
+		if slices.Contains(known, word) {
+			continue
+		}
+		msg := fmt.Sprintf("unknown token {%s} (known: {%s})", word, strings.Join(known, "}, {"))
+		if m, ok := closest(word, known); ok {
+			msg = fmt.Sprintf("unknown token {%s} (did you mean {%s}?)", word, m)
+		}
+		out = append(out, tokenProblem{Offset: loc[0], Msg: msg})
+	}
+	return out
+}
+
+// CheckTokens reports the first {word} in an agent command that is neither a token nor
+// an axis of s, as the loader does for agent.command.
+func CheckTokens(command string, s *Spec) error {
+	if ps := tokenProblems(command, s.Axes); len(ps) > 0 {
+		return fmt.Errorf("%s", ps[0].Msg)
+	}
+	return nil
+}
+
+// FillTokens replaces every {token} of command with its value, passed through quote
+// (for a shell, a quoting function; nil leaves values as they are). A shell's ${VAR}
+// and words that are not in values are left alone.
+func FillTokens(command string, values map[string]string, quote func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
+		v, ok := values[command[loc[0]+1:loc[1]-1]]
+		if !ok || (loc[0] > 0 && command[loc[0]-1] == '$') {
+			continue
+		}
+		if quote != nil {
+			v = quote(v)
+		}
+		b.WriteString(command[last:loc[0]])
+		b.WriteString(v)
+		last = loc[1]
+	}
+	b.WriteString(command[last:])
+	return b.String()
+}
+
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
