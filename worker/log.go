@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"sync/atomic"
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
@@ -30,8 +32,28 @@ func serverLogger(cfg ServerConfig) (logger *slog.Logger, closeLog func() error,
 	}
 }
 
+// logGate quiets a server's logs around Stop. The server's system workers are
+// never stopped by Temporal (see Server.Stop) and keep reporting failed polls;
+// from the start of Stop only errors pass, and after it nothing.
+type logGate struct{ min atomic.Int64 } // a slog.Level
+
+func newLogGate() *logGate {
+	g := &logGate{}
+	g.min.Store(int64(slog.LevelDebug))
+	return g
+}
+
+func (g *logGate) stopping() { g.min.Store(int64(slog.LevelError)) }
+func (g *logGate) stopped()  { g.min.Store(math.MaxInt64) }
+func (g *logGate) allows(level slog.Level) bool {
+	return int64(level) >= g.min.Load()
+}
+
 // slogLogger adapts a *slog.Logger to the server's logger interface.
-type slogLogger struct{ log *slog.Logger }
+type slogLogger struct {
+	log  *slog.Logger
+	gate *logGate
+}
 
 var (
 	_ log.Logger      = slogLogger{}
@@ -51,14 +73,14 @@ func (l slogLogger) Panic(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError
 func (l slogLogger) Fatal(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
 
 func (l slogLogger) With(tags ...tag.Tag) log.Logger {
-	return slogLogger{log: slog.New(l.log.Handler().WithAttrs(tagAttrs(tags)))}
+	return slogLogger{log: slog.New(l.log.Handler().WithAttrs(tagAttrs(tags))), gate: l.gate}
 }
 
 func (l slogLogger) SLog() *slog.Logger { return l.log }
 
 func (l slogLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
 	ctx := context.Background()
-	if l.log.Enabled(ctx, level) {
+	if l.gate.allows(level) && l.log.Enabled(ctx, level) {
 		l.log.LogAttrs(ctx, level, msg, tagAttrs(tags)...)
 	}
 }

@@ -30,6 +30,7 @@ type Server struct {
 	ui           *webUI // nil without UI
 	frontendAddr string
 	lock         *os.File
+	logGate      *logGate
 	closeLog     func() error
 
 	stopOnce sync.Once
@@ -53,7 +54,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (_ *Server, err error) {
 		return nil, fmt.Errorf("create the data directory: %w", err)
 	}
 
-	s := &Server{closeLog: func() error { return nil }}
+	s := &Server{logGate: newLogGate(), closeLog: func() error { return nil }}
 	// Undo whatever was started when a later step fails.
 	defer func() {
 		if err != nil {
@@ -80,7 +81,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := temporal.NewServer(serverOptions(cfg, ports, store, logger)...)
+	srv, err := temporal.NewServer(serverOptions(cfg, ports, store, slogLogger{log: logger, gate: s.logGate})...)
 	if err != nil {
 		return nil, fmt.Errorf("build the Temporal server: %w", err)
 	}
@@ -116,10 +117,19 @@ func (s *Server) UIAddr() string {
 }
 
 // Stop stops the UI and the server, closes their ports and releases the data
-// directory. It is safe to call more than once.
+// directory, so another server can start on it in this process or another. It is
+// safe to call more than once.
+//
+// Temporal does not stop a few of its own system workers (the scanners and the
+// parent-close-policy processor: "Nothing is gracefully stopping these workers" in
+// its source), so about a hundred goroutines and some gRPC connections stay behind,
+// retrying polls against the closed frontend with backoff. They log nothing after
+// Stop. A later server on a free port never hears from them.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		var errs []error
+		s.logGate.stopping() // shutdown warnings are routine
+		defer s.logGate.stopped()
 		if s.ui != nil {
 			s.ui.stop()
 		}
@@ -144,8 +154,8 @@ func (s *Server) Stop() error {
 // serverPorts are the ports of one embedded server. Only frontend and ui are
 // reached from outside; the others carry the services' internal gRPC traffic.
 type serverPorts struct {
-	frontend, history, matching, worker int
-	ui                                  int // 0: no UI
+	frontend, frontendHTTP, history, matching, worker int
+	ui                                                int // 0: no UI
 }
 
 func pickPorts(cfg ServerConfig) (serverPorts, error) {
@@ -154,7 +164,8 @@ func pickPorts(cfg ServerConfig) (serverPorts, error) {
 	if p.frontend, err = pickPort(cfg.IP, cfg.Port); err != nil {
 		return p, fmt.Errorf("frontend: %w", err)
 	}
-	for _, port := range []*int{&p.history, &p.matching, &p.worker} {
+	// The frontend's HTTP API serves Nexus; without it the server warns at every start.
+	for _, port := range []*int{&p.frontendHTTP, &p.history, &p.matching, &p.worker} {
 		if *port, err = freePort(cfg.IP); err != nil {
 			return p, err
 		}
@@ -169,7 +180,7 @@ func pickPorts(cfg ServerConfig) (serverPorts, error) {
 
 // serverOptions assembles the Temporal server: all four services in this
 // process, found through static hosts instead of a membership ring.
-func serverOptions(cfg ServerConfig, ports serverPorts, store config.Persistence, logger *slog.Logger) []temporal.ServerOption {
+func serverOptions(cfg ServerConfig, ports serverPorts, store config.Persistence, logger slogLogger) []temporal.ServerOption {
 	addr := func(port int) string { return net.JoinHostPort(cfg.IP, strconv.Itoa(port)) }
 	service := func(port int) config.Service {
 		var s config.Service
@@ -189,6 +200,7 @@ func serverOptions(cfg ServerConfig, ports serverPorts, store config.Persistence
 					Enabled:                true,
 					InitialFailoverVersion: 1,
 					RPCAddress:             addr(ports.frontend),
+					HTTPAddress:            addr(ports.frontendHTTP),
 					// ClusterID left empty: the server makes one on first start
 					// and keeps it in the database.
 				},
@@ -201,6 +213,9 @@ func serverOptions(cfg ServerConfig, ports serverPorts, store config.Persistence
 			string(primitives.WorkerService):   service(ports.worker),
 		},
 	}
+	frontend := conf.Services[string(primitives.FrontendService)]
+	frontend.RPC.HTTPPort = ports.frontendHTTP
+	conf.Services[string(primitives.FrontendService)] = frontend
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = cfg.IP
 	conf.DCRedirectionPolicy.Policy = "noop"
@@ -220,7 +235,7 @@ func serverOptions(cfg ServerConfig, ports serverPorts, store config.Persistence
 			primitives.MatchingService: static.SingleLocalHost(addr(ports.matching)),
 			primitives.WorkerService:   static.SingleLocalHost(addr(ports.worker)),
 		}),
-		temporal.WithLogger(slogLogger{log: logger}),
+		temporal.WithLogger(logger),
 		temporal.WithDynamicConfigClient(dynamicConfig()),
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -115,6 +117,25 @@ func TestServer(t *testing.T) {
 	}
 	t.Logf("goroutines: %d before the first server, %d after its Stop", goroutinesBefore, runtime.NumGoroutine())
 
+	t.Run("history survives a new process", func(t *testing.T) {
+		// In this process the SQLite plugin keeps its connection open after Stop
+		// (by design), so read the file from a fresh process too.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNewProcess$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), helperDataDirEnv+"="+dataDir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("helper process: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestHelperNewProcess") {
+			t.Fatalf("helper process did not run:\n%s", out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "StartServer took") {
+				t.Logf("child process: %s", strings.TrimSpace(line))
+			}
+		}
+	})
+
 	// The same data directory, a new server without UI: the history is still there.
 	second := startTestServer(t, ServerConfig{DataDir: dataDir, UIPort: NoUI})
 	if second.UIAddr() != "" {
@@ -146,6 +167,28 @@ func TestServer(t *testing.T) {
 			t.Fatalf("error = %v, want ErrDataDirInUse", err)
 		}
 	})
+}
+
+const helperDataDirEnv = "CHAOS_WORKER_TEST_DATA_DIR"
+
+// TestHelperNewProcess is run by TestServer in a child process: it starts a server
+// on TestServer's data directory and finds the workflow completed there.
+func TestHelperNewProcess(t *testing.T) {
+	dataDir := os.Getenv(helperDataDirEnv)
+	if dataDir == "" {
+		t.Skip("run by TestServer in a child process")
+	}
+	s := startTestServer(t, ServerConfig{DataDir: dataDir, UIPort: NoUI})
+	c := dialTestClient(t, s.FrontendAddr())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	desc, err := c.DescribeWorkflowExecution(ctx, "greet-1", "")
+	if err != nil {
+		t.Fatalf("describe greet-1 in a new process: %v", err)
+	}
+	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		t.Fatalf("greet-1 status in a new process = %v, want completed", st)
+	}
 }
 
 func TestStartServerRejectsBusyPort(t *testing.T) {
