@@ -51,7 +51,8 @@ type World struct {
 	tools map[string]spec.Tool
 	order []spec.Tool
 	state map[string]any
-	// before is the state before the last write, for stale reads.
+	// before holds, for each key, its value before the last write to that key (for
+	// stale reads); a key never written holds its initial value.
 	before map[string]any
 	writes int
 }
@@ -126,7 +127,8 @@ func (w *World) Call(t spec.Tool, args map[string]any, mode Mode) Reply {
 	}
 }
 
-// ReadBefore answers a read from the state as it was before the last write.
+// ReadBefore answers a read with the value the key held before the last write to it.
+// It is per key: a write to another key since does not make the answer current.
 func (w *World) ReadBefore(t spec.Tool, args map[string]any) Reply {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -147,7 +149,11 @@ func SuccessText(t spec.Tool) string {
 }
 
 func (w *World) store(key string, v any) {
-	w.before = Clone(w.state)
+	if old, ok := w.state[key]; ok {
+		w.before[key] = old
+	} else {
+		delete(w.before, key)
+	}
 	w.state[key] = v
 	w.writes++
 }

@@ -77,6 +77,11 @@ whether the world ended right and whether the agent claimed success.`,
 		return flagError{err}
 	})
 	root.AddCommand(
+		NewCmdRun(ios, nil),
+		NewCmdServer(ios),
+		NewCmdWorker(ios),
+		NewCmdRuns(ios),
+		NewCmdAbort(ios),
 		NewCmdFaults(ios, nil),
 		NewCmdWall(ios, nil),
 		NewCmdAgent(ios),

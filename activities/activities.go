@@ -1,0 +1,213 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// Activities holds the dependencies of every activity; register one value with the worker.
+//
+// A trial's activities run in one worker session, so they all run in this process: the
+// hub StartHub starts is kept here, by trial, for RunAgent, WatchEvents, Verify and
+// Teardown to find.
+type Activities struct {
+	// Client signals a trial's workflow (the watcher's abort). Nil in tests: WatchEvents
+	// then only returns the reason.
+	Client client.Client
+	// ChaosBin is the absolute path of the chaos binary, for {wall} (default: os.Executable()).
+	ChaosBin string
+	// WorkRoot is where sandboxes are made (default: os.TempDir()/chaos-work).
+	WorkRoot string
+	Logger   *slog.Logger
+
+	mu     sync.Mutex
+	trials map[string]*liveTrial
+}
+
+// liveTrial is the running part of a trial: its hub, served over HTTP.
+type liveTrial struct {
+	spec   *spec.Spec
+	hub    *proxies.Hub
+	srv    *proxies.Server
+	record string // the record's path
+}
+
+// New returns the activities with their defaults; c may be nil (no abort signals).
+func New(c client.Client) *Activities {
+	return &Activities{Client: c}
+}
+
+// ErrBadInput is the error type of a failure that a retry cannot fix: a spec with
+// mistakes, an unknown condition, no agent command. The trial workflow does not retry it.
+const ErrBadInput = "bad_input"
+
+// badInput is a non-retryable error that reads as the sentence msg.
+func badInput(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrBadInput, err)
+}
+
+func (a *Activities) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+func (a *Activities) chaosBin() (string, error) {
+	if a.ChaosBin != "" {
+		return a.ChaosBin, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the chaos binary for {wall}: %w", err)
+	}
+	return exe, nil
+}
+
+func (a *Activities) workRoot() string {
+	if a.WorkRoot != "" {
+		return a.WorkRoot
+	}
+	return filepath.Join(os.TempDir(), "chaos-work")
+}
+
+// live returns the running trial with that key, or nil.
+func (a *Activities) live(key string) *liveTrial {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.trials[key]
+}
+
+// keep stores lt under key and returns the trial it replaces, if any.
+func (a *Activities) keep(key string, lt *liveTrial) *liveTrial {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.trials == nil {
+		a.trials = map[string]*liveTrial{}
+	}
+	old := a.trials[key]
+	a.trials[key] = lt
+	return old
+}
+
+// drop removes the running trial with that key and returns it, or nil.
+func (a *Activities) drop(key string) *liveTrial {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	lt := a.trials[key]
+	delete(a.trials, key)
+	return lt
+}
+
+// stop closes the trial's hub (writing the record's session end) and its server.
+func (lt *liveTrial) stop(reason string) error {
+	err := lt.hub.Close(reason)
+	if serr := lt.srv.Close(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// parseSpec reads the spec the trial carries. A spec with mistakes cannot be fixed by a
+// retry.
+func parseSpec(ref run.SpecRef) (*spec.Spec, error) {
+	name := ref.Path
+	if name == "" {
+		name = ref.Name
+	}
+	if len(ref.YAML) == 0 {
+		return nil, badInput(fmt.Errorf("the trial carries no spec text (spec %q)", name))
+	}
+	s, err := spec.Parse(name, ref.YAML)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	s.Path = ref.Path
+	return s, nil
+}
+
+// trialTask is the task the trial performs.
+func trialTask(s *spec.Spec, id string) (spec.Task, error) {
+	for _, t := range s.Tasks {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	if id == "" && len(s.Tasks) == 1 {
+		return s.Tasks[0], nil
+	}
+	var ids []string
+	for _, t := range s.Tasks {
+		ids = append(ids, t.ID)
+	}
+	return spec.Task{}, fmt.Errorf("the spec has no task %q (tasks: %s)", id, strings.Join(ids, ", "))
+}
+
+// trialDir is the trial's folder in the run folder: OutDir/trials/<cell>/<condition>/<rep>.
+func trialDir(in run.TrialInput) (string, error) {
+	if in.OutDir == "" {
+		return "", errors.New("the run has no output folder (out_dir is empty)")
+	}
+	id := filepath.FromSlash(in.Trial.ID)
+	if in.Trial.ID == "" || !filepath.IsLocal(id) {
+		return "", fmt.Errorf("trial id %q cannot name a folder in the run folder", in.Trial.ID)
+	}
+	return filepath.Join(in.OutDir, "trials", id), nil
+}
+
+const heartbeatEvery = 2 * time.Second
+
+// heartbeat records a heartbeat when ctx is an activity's (it is not when an activity
+// function is called directly).
+func heartbeat(ctx context.Context, details ...any) {
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, details...)
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same folder and a
+// rename, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// DefaultAgentTimeout is the agent's timeout when the spec gives none.
+const DefaultAgentTimeout = 5 * time.Minute
+
+// stopGrace is how long the agent's process group has between SIGTERM and SIGKILL.
+const stopGrace = 3 * time.Second
+
+// RunAgent runs the filled-in agent command through `sh -c` in the sandbox, as its own
+// process group, with stdout and stderr going to files in the trial folder. It
+// heartbeats while the agent runs; on cancel or timeout it stops the whole group
+// (SIGTERM, then SIGKILL after a grace period). After any ending it kills what is left of
+// the group, so background children of the agent do not outlive the trial.
+//
+// A command that cannot start is reported in AgentResult.Error, not as an error. A
+// cancelled activity returns ctx.Err() once the group is dead.
+func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.AgentResult, error) {
+	s, err := parseSpec(in.Trial.Spec)
+	if err != nil {
+		return run.AgentResult{}, err
+	}
+	if strings.TrimSpace(in.Hub.Command) == "" {
+		return run.AgentResult{Error: "the agent command is empty"}, nil
+	}
+	timeout := time.Duration(s.Agent.Timeout)
+	if timeout <= 0 {
+		timeout = DefaultAgentTimeout
+	}
+
+	stdout, err := os.Create(filepath.Join(in.Workspace.TrialDir, "stdout"))
+	if err != nil {
+		return run.AgentResult{}, fmt.Errorf("create the agent's stdout file: %w", err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(in.Workspace.TrialDir, "stderr"))
+	if err != nil {
+		return run.AgentResult{}, fmt.Errorf("create the agent's stderr file: %w", err)
+	}
+	defer stderr.Close()
+
+	// Files, not pipes: Wait then returns when the shell exits, even if a background
+	// child still holds them open, and nothing is buffered in memory.
+	cmd := exec.Command("sh", "-c", in.Hub.Command)
+	cmd.Dir = in.Workspace.Dir
+	cmd.Env = agentEnv(s.Agent.Env, in)
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = groupAttr()
+
+	log := a.logger().With("trial", in.Trial.Trial.ID)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		log.Warn("agent could not start", "error", err)
+		return run.AgentResult{Error: err.Error()}, nil
+	}
+	pgid := cmd.Process.Pid
+	log.Info("agent started", "pid", pgid, "timeout", timeout)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	var res run.AgentResult
+	var cancelled bool
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-tick.C:
+			heartbeat(ctx, time.Since(start).String())
+		case <-deadline.C:
+			res.TimedOut = true
+			log.Info("agent timed out; stopping its process group", "after", timeout)
+			stopGroup(pgid, done)
+			break wait
+		case <-ctx.Done():
+			cancelled = true
+			log.Info("agent cancelled; stopping its process group", "cause", context.Cause(ctx))
+			stopGroup(pgid, done)
+			break wait
+		}
+	}
+	// The shell is reaped; whatever it left running in its group goes too.
+	killGroup(pgid, syscall.SIGKILL)
+	res.Duration = time.Since(start)
+	res.ExitCode = exitCode(cmd.ProcessState)
+	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
+	if cancelled {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// stopGroup asks the process group to stop, then kills it after the grace period, and
+// waits for the leader to be reaped.
+func stopGroup(pgid int, done <-chan error) {
+	killGroup(pgid, syscall.SIGTERM)
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		killGroup(pgid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// agentEnv is the worker's environment, the spec's agent.env, and the trial's own
+// variables (CHAOS_TRIAL_ID, CHAOS_WALL_URL, CHAOS_AXIS_<NAME>), later ones winning.
+func agentEnv(specEnv map[string]string, in run.AgentInput) []string {
+	env := os.Environ()
+	keys := make([]string, 0, len(specEnv))
+	for k := range specEnv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+specEnv[k])
+	}
+	env = append(env, "CHAOS_TRIAL_ID="+in.Trial.Trial.ID, "CHAOS_WALL_URL="+in.Hub.URL)
+	axes := in.Trial.Trial.Axes
+	names := make([]string, 0, len(axes))
+	for k := range axes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = append(env, "CHAOS_AXIS_"+envName(k)+"="+axes[k])
+	}
+	return env
+}
+
+var notEnvChar = regexp.MustCompile(`[^A-Z0-9_]`)
+
+// envName is an axis name as an environment variable name: upper case, _ for the rest.
+func envName(s string) string { return notEnvChar.ReplaceAllString(strings.ToUpper(s), "_") }
+
+// exitCode is the process's exit code, or 128+signal when a signal ended it, as a shell
+// reports it.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

@@ -1,0 +1,198 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// agentInput runs command in a sandbox of its own, without a hub.
+func agentInput(t *testing.T, yaml []byte, command string) run.AgentInput {
+	t.Helper()
+	in := trialInput(t, yaml, examplePath, "clean", "")
+	return run.AgentInput{
+		Trial:     in,
+		Workspace: run.Workspace{Dir: t.TempDir(), TrialDir: t.TempDir()},
+		Hub:       run.HubInfo{URL: "http://127.0.0.1:9", Command: command},
+	}
+}
+
+// waitForPID waits for the agent to write a pid into the sandbox file name.
+func waitForPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the agent wrote no pid to %s", path)
+	return 0
+}
+
+// groupAlive lists the live (not zombie) processes of the process group.
+func groupAlive(t *testing.T, pgid int) []int {
+	t.Helper()
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	// Members remain: they may be zombies waiting for their new parent to reap them.
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc to tell zombies from live processes: %v", err)
+	}
+	var alive []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces, so read after the last ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) < 3 || fields[2] != strconv.Itoa(pgid) || fields[0] == "Z" {
+			continue
+		}
+		alive = append(alive, pid)
+	}
+	return alive
+}
+
+// waitGroupGone waits a little for the group's processes to finish dying.
+func waitGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		alive := groupAlive(t, pgid)
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of the agent's group %d are still alive", alive, pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRunAgentCancelKillsTheGroup(t *testing.T) {
+	a, env := newActivities(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	in := agentInput(t, exampleYAML(t), `echo $$ > pgid; sleep 300 & sleep 300`)
+
+	type outcome struct {
+		res run.AgentResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := execute[run.AgentResult](t, env, a.RunAgent, in)
+		done <- outcome{res, err}
+	}()
+	pgid := waitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
+	if len(groupAlive(t, pgid)) == 0 {
+		t.Fatal("the agent's group is not running")
+	}
+	cancel()
+	select {
+	case o := <-done:
+		if o.err == nil {
+			t.Errorf("a cancelled RunAgent returned %+v and no error", o.res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunAgent did not return after the cancel")
+	}
+	waitGroupGone(t, pgid)
+}
+
+func TestRunAgentKillsWhatTheAgentLeft(t *testing.T) {
+	a, env := newActivities(t)
+	in := agentInput(t, exampleYAML(t), `sleep 300 & echo $! > child; exit 3`)
+	res := must[run.AgentResult](t, env, a.RunAgent, in)
+	if res.ExitCode != 3 || res.TimedOut || res.Error != "" {
+		t.Errorf("result %+v; want exit code 3", res)
+	}
+	child := waitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break // gone, or a zombie waiting for init
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's background child %d outlived it", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRunAgentTimeout(t *testing.T) {
+	tests := []struct {
+		name     string
+		command  string
+		exitCode int
+		atMost   time.Duration
+	}{
+		{"stops on SIGTERM", `sleep 30`, 128 + int(syscall.SIGTERM), 3 * time.Second},
+		{"killed when it ignores SIGTERM", `trap '' TERM; sleep 30`, 128 + int(syscall.SIGKILL), 1*time.Second + stopGrace + 2*time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a, env := newActivities(t)
+			in := agentInput(t, exampleYAML(t, "timeout: 60s", "timeout: 1s"), tt.command)
+			start := time.Now()
+			res := must[run.AgentResult](t, env, a.RunAgent, in)
+			if !res.TimedOut || res.ExitCode != tt.exitCode {
+				t.Errorf("result %+v; want timed out with exit code %d", res, tt.exitCode)
+			}
+			if took := time.Since(start); took < time.Second || took > tt.atMost {
+				t.Errorf("took %s; want 1s to %s", took, tt.atMost)
+			}
+		})
+	}
+}
+
+func TestRunAgentOutputAndEnvironment(t *testing.T) {
+	a, env := newActivities(t)
+	in := agentInput(t, exampleYAML(t, "  timeout: 60s\n", "  timeout: 60s\n  env: {GREETING: hello}\n"),
+		`pwd; echo "$GREETING $CHAOS_TRIAL_ID $CHAOS_WALL_URL $CHAOS_AXIS_MODEL_SIZE"; echo oops >&2`)
+	in.Trial.Trial.Axes = map[string]string{"model.size": "large"}
+	res := must[run.AgentResult](t, env, a.RunAgent, in)
+	if res.ExitCode != 0 || res.Error != "" || res.Duration <= 0 {
+		t.Fatalf("result %+v", res)
+	}
+	stdout, _ := os.ReadFile(filepath.Join(in.Workspace.TrialDir, "stdout"))
+	stderr, _ := os.ReadFile(filepath.Join(in.Workspace.TrialDir, "stderr"))
+	wantDir, _ := filepath.EvalSymlinks(in.Workspace.Dir)
+	want := wantDir + "\nhello " + in.Trial.Trial.ID + " http://127.0.0.1:9 large\n"
+	if string(stdout) != want || string(stderr) != "oops\n" {
+		t.Errorf("stdout %q, stderr %q; want %q, \"oops\\n\"", stdout, stderr, want)
+	}
+}
+
+func TestRunAgentCannotStart(t *testing.T) {
+	a, env := newActivities(t)
+	in := agentInput(t, exampleYAML(t), `true`)
+	in.Workspace.Dir = filepath.Join(t.TempDir(), "missing")
+	res, err := execute[run.AgentResult](t, env, a.RunAgent, in)
+	if err != nil || res.Error == "" {
+		t.Errorf("result %+v, error %v; want the start failure in the result", res, err)
+	}
+}

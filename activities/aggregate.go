@@ -1,0 +1,161 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// Manifest is what manifest.json says about a run.
+type Manifest struct {
+	RunID string `json:"run_id"`
+	Spec  struct {
+		Name string `json:"name"`
+		Path string `json:"path,omitempty"`
+	} `json:"spec"`
+	// Plan is the plan in one line.
+	Plan       string    `json:"plan"`
+	Conditions []string  `json:"conditions"`
+	Trials     int       `json:"trials"`
+	Finished   int       `json:"finished"`
+	Started    time.Time `json:"started"`
+	Ended      time.Time `json:"ended"`
+	// AgentCommand is the command template as given: tokens unfilled, and never the
+	// values of agent.env, which may hold keys.
+	AgentCommand string `json:"agent_command,omitempty"`
+	Aborted      string `json:"aborted,omitempty"`
+}
+
+// Aggregate writes the run's files into its folder: manifest.json, verdicts.json (every
+// trial's result, by trial id) and summary.txt (per condition: outcomes, verdicts and how
+// often the world ended right), and returns the counts.
+func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.Summary, error) {
+	if in.OutDir == "" {
+		return run.Summary{}, badInput(fmt.Errorf("the run has no output folder (out_dir is empty)"))
+	}
+	results := slices.Clone(in.Results)
+	sort.SliceStable(results, func(i, j int) bool { return results[i].ID < results[j].ID })
+
+	m := Manifest{
+		RunID: in.RunID, Plan: in.Plan.Summary(), Conditions: in.Plan.Conditions,
+		Trials: len(in.Plan.Trials), Finished: len(results),
+		Started: in.Started, Ended: time.Now().UTC(), Aborted: in.Aborted,
+		AgentCommand: in.AgentCommand,
+	}
+	m.Spec.Name, m.Spec.Path = in.Spec.Name, in.Spec.Path
+	if s, err := spec.Parse(specName(in.Spec), in.Spec.YAML); err == nil {
+		if m.Spec.Name == "" {
+			m.Spec.Name = s.Name
+		}
+		if m.AgentCommand == "" {
+			m.AgentCommand = s.Agent.Command
+		}
+	}
+	sum := run.Summary{Trials: len(results), ByVerdict: map[string]int{}, ByOutcome: map[string]int{}}
+	for _, r := range results {
+		sum.ByOutcome[r.Outcome]++
+		// An unjudged trial (no judge yet) has no verdict to count.
+		if r.Verdict != "" {
+			sum.ByVerdict[r.Verdict]++
+		}
+	}
+
+	if results == nil {
+		results = []run.TrialResult{}
+	}
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"manifest.json", m}, {"verdicts.json", results}} {
+		b, err := json.MarshalIndent(f.v, "", "  ")
+		if err != nil {
+			return sum, fmt.Errorf("encode %s: %w", f.name, err)
+		}
+		if err := writeFileAtomic(filepath.Join(in.OutDir, f.name), append(b, '\n')); err != nil {
+			return sum, err
+		}
+	}
+	if err := writeFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results)); err != nil {
+		return sum, err
+	}
+	a.logger().Info("run aggregated", "run", in.RunID, "trials", sum.Trials, "out_dir", in.OutDir)
+	return sum, nil
+}
+
+func specName(ref run.SpecRef) string {
+	if ref.Path != "" {
+		return ref.Path
+	}
+	return ref.Name
+}
+
+var outcomes = []string{run.OutcomeCompleted, run.OutcomeAborted, run.OutcomeTimedOut, run.OutcomeFailed}
+
+// summaryTable is one row per condition, in plan order:
+//
+//	condition  trials  world ok  completed  aborted  timed_out  failed  <verdicts...>
+func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
+	conds := slices.Clone(in.Plan.Conditions)
+	var verdicts []string
+	unjudged := false
+	for _, r := range results {
+		if !slices.Contains(conds, r.Condition) {
+			conds = append(conds, r.Condition)
+		}
+		if r.Verdict == "" {
+			unjudged = true
+		} else if !slices.Contains(verdicts, r.Verdict) {
+			verdicts = append(verdicts, r.Verdict)
+		}
+	}
+	sort.Strings(verdicts)
+	if unjudged {
+		verdicts = append(verdicts, "unjudged")
+	}
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "run %s: %s\n", in.RunID, in.Plan.Summary())
+	if in.Aborted != "" {
+		fmt.Fprintf(&b, "aborted: %s\n", in.Aborted)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := append([]string{"condition", "trials", "world ok"}, outcomes...)
+	fmt.Fprintln(tw, strings.Join(append(head, verdicts...), "\t"))
+	for _, c := range conds {
+		var n, ok int
+		counts := map[string]int{}
+		for _, r := range results {
+			if r.Condition != c {
+				continue
+			}
+			n++
+			if r.WorldOK {
+				ok++
+			}
+			counts[r.Outcome]++
+			if r.Verdict == "" {
+				counts["unjudged"]++
+			} else {
+				counts[r.Verdict]++
+			}
+		}
+		row := []string{c, fmt.Sprint(n), fmt.Sprintf("%d/%d", ok, n)}
+		for _, k := range append(slices.Clone(outcomes), verdicts...) {
+			row = append(row, fmt.Sprint(counts[k]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	return b.Bytes()
+}

@@ -1,0 +1,113 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/run"
+)
+
+// StartHub starts the trial's hub (world, armed condition, record) and serves it on a
+// loopback port, then fills in the agent command's tokens. It takes the trial and the
+// workspace from PrepareWorkspace; in.Hub is ignored. The hub stays in this process, under
+// the trial's key, until Teardown.
+func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, error) {
+	t := in.Trial
+	s, err := parseSpec(t.Spec)
+	if err != nil {
+		return run.HubInfo{}, err
+	}
+	task, err := trialTask(s, t.Trial.Task)
+	if err != nil {
+		return run.HubInfo{}, badInput(err)
+	}
+	template := t.AgentCommand
+	if template == "" {
+		template = s.Agent.Command
+	}
+	if strings.TrimSpace(template) == "" {
+		return run.HubInfo{}, badInput(errors.New("the spec names no agent command; give one after -- (chaos run SPEC -- CMD)"))
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		return run.HubInfo{}, badInput(err)
+	}
+	cond, ok := faults.Find(conds, t.Trial.Condition)
+	if !ok {
+		return run.HubInfo{}, badInput(fmt.Errorf("unknown condition %q for %s (known: %s)",
+			t.Trial.Condition, s.Name, strings.Join(faults.IDs(conds), ", ")))
+	}
+	if in.Workspace.TrialDir == "" {
+		return run.HubInfo{}, badInput(errors.New("StartHub needs the workspace that PrepareWorkspace returned (its trial folder is empty)"))
+	}
+	bin, err := a.chaosBin()
+	if err != nil {
+		return run.HubInfo{}, err
+	}
+
+	// A hub left by an earlier attempt must be closed before the record is reopened: its
+	// writer appends to the same file and would write its session end into the new record.
+	if old := a.drop(t.Key()); old != nil {
+		old.stop("replaced: the hub was started again by a retried attempt")
+	}
+	recPath := filepath.Join(in.Workspace.TrialDir, "record.jsonl")
+	rec, err := record.Open(recPath)
+	if err != nil {
+		return run.HubInfo{}, fmt.Errorf("open the trial's record: %w", err)
+	}
+	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec})
+	if err != nil {
+		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
+		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
+	}
+	srv, err := proxies.Serve(hub, "127.0.0.1:0")
+	if err != nil {
+		hub.Close("the wall could not listen: " + err.Error())
+		return run.HubInfo{}, err
+	}
+	a.keep(t.Key(), &liveTrial{spec: s, hub: hub, srv: srv, record: recPath})
+
+	tokens := map[string]string{
+		"task":       task.Prompt,
+		"wall":       bin + " wall --hub " + srv.URL,
+		"wall_url":   srv.URL,
+		"mcp_config": mcpConfig(bin, srv.URL),
+		// The model API proxy is not built yet (another issue): {llm_url} names where it
+		// will be served, so commands that use it can be written today.
+		"llm_url": srv.URL + "/llm",
+		"sandbox": in.Workspace.Dir,
+		"spec":    in.Workspace.SpecPath,
+	}
+	for name, v := range t.Trial.Axes {
+		tokens[name] = v
+	}
+	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
+	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL)
+	return info, nil
+}
+
+// mcpConfig is the MCP client configuration that starts the wall over stdio, in the form
+// Claude Code's --mcp-config and Cursor's mcp.json take.
+func mcpConfig(bin, hubURL string) string {
+	type server struct {
+		Type    string   `json:"type"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	cfg := map[string]map[string]server{
+		"mcpServers": {"chaos": {Type: "stdio", Command: bin, Args: []string{"wall", "--hub", hubURL}}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(cfg)
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,135 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// chaosBin is the chaos binary built once for the tests: the trials' {wall} and the
+// reference agent.
+var chaosBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chaos-activities-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	chaosBin = filepath.Join(dir, "chaos")
+	build := exec.Command("go", "build", "-o", chaosBin, "../cmd/chaos")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the chaos binary:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const examplePath = "../examples/support-ticket.yaml"
+
+// exampleYAML is the support-ticket example, with edits applied (old, new pairs).
+func exampleYAML(t testing.TB, edits ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(s, edits[i]) {
+			t.Fatalf("the example has no %q to replace", edits[i])
+		}
+		s = strings.Replace(s, edits[i], edits[i+1], 1)
+	}
+	return []byte(s)
+}
+
+// newActivities returns activities with a work root of the test's own, registered in a
+// fresh test activity environment.
+func newActivities(t testing.TB) (*Activities, *testsuite.TestActivityEnvironment) {
+	t.Helper()
+	a := &Activities{ChaosBin: chaosBin, WorkRoot: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	return a, env
+}
+
+// trialInput is the input of the first trial of a plan of the spec under one condition.
+func trialInput(t testing.TB, yaml []byte, specPath, condition, agentCommand string) run.TrialInput {
+	t.Helper()
+	abs, err := filepath.Abs(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Parse(abs, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := spec.NewPlan(s, []string{condition}, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.TrialInput{
+		RunID: "test-run", OutDir: t.TempDir(),
+		Spec:  run.SpecRef{Name: s.Name, Path: abs, YAML: yaml},
+		Trial: p.Trials[0], AgentCommand: agentCommand,
+	}
+}
+
+// execute runs an activity in env and decodes its result.
+func execute[T any](t testing.TB, env *testsuite.TestActivityEnvironment, fn, in any) (T, error) {
+	t.Helper()
+	var out T
+	v, err := env.ExecuteActivity(fn, in)
+	if err != nil {
+		return out, err
+	}
+	if err := v.Get(&out); err != nil {
+		t.Fatalf("decode the result: %v", err)
+	}
+	return out, nil
+}
+
+// must is execute for activities that should succeed.
+func must[T any](t testing.TB, env *testsuite.TestActivityEnvironment, fn, in any) T {
+	t.Helper()
+	out, err := execute[T](t, env, fn, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantBadInput checks err is a non-retryable bad-input failure that says want.
+func wantBadInput(t testing.TB, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want one saying %q", want)
+	}
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		t.Fatalf("error %v is not an application error", err)
+	}
+	if !app.NonRetryable() || app.Type() != ErrBadInput {
+		t.Errorf("error %v: non-retryable=%v type=%q; want non-retryable %q", err, app.NonRetryable(), app.Type(), ErrBadInput)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}

@@ -1,0 +1,138 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// WatchEvents follows the trial's record as the hub writes it and applies the spec's
+// abort rules (limits): too many calls, too long on the wall clock, the same call failing
+// again and again. When one is crossed it signals the trial workflow "abort" with the
+// reason and returns it. It returns an empty result when it is cancelled or the hub
+// closes.
+//
+//	hub ──rows──> watcher ──rule crossed──> SignalWorkflow(trial, "abort", reason)
+func (a *Activities) WatchEvents(ctx context.Context, in run.WatchInput) (run.WatchResult, error) {
+	log := a.logger().With("trial", in.Trial.Trial.ID)
+	lt := a.live(in.Trial.Key())
+	if lt == nil {
+		log.Warn("no running hub to watch in this worker")
+		return run.WatchResult{}, nil
+	}
+	rows, cancel := lt.hub.Subscribe()
+	defer cancel()
+	w := &watcher{limits: lt.spec.Limits}
+
+	// Rows written before the subscription are in the record: read them, so a retried
+	// watcher, or one that started late, misses none, and skip them on the stream.
+	seen := 0
+	if l, _ := record.ReadFile(lt.record); l != nil {
+		for _, r := range l.Rows {
+			seen = r.Seq
+			if reason := w.see(r); reason != "" {
+				return a.abort(ctx, log, reason)
+			}
+		}
+	}
+
+	var clock <-chan time.Time
+	if d := time.Duration(w.limits.WallClock); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		clock = t.C
+	}
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return run.WatchResult{}, nil
+		case r, ok := <-rows:
+			if !ok {
+				return run.WatchResult{}, nil // the hub closed: the trial is over
+			}
+			if r.Seq <= seen {
+				continue
+			}
+			if reason := w.see(r); reason != "" {
+				return a.abort(ctx, log, reason)
+			}
+		case <-clock:
+			return a.abort(ctx, log, fmt.Sprintf("the trial ran longer than its wall clock limit of %s (limits.wall_clock)", w.limits.WallClock))
+		case <-tick.C:
+			heartbeat(ctx, w.calls)
+		}
+	}
+}
+
+// abort signals the trial workflow to abort, when there is a client to do it with.
+// The reason is returned either way, so the workflow learns it from the result too.
+func (a *Activities) abort(ctx context.Context, log *slog.Logger, reason string) (run.WatchResult, error) {
+	log.Warn("aborting the trial", "reason", reason)
+	if a.Client != nil && activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		err := a.Client.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, run.SignalAbort, reason)
+		if err != nil {
+			log.Warn("could not signal the trial to abort", "reason", reason, "error", err)
+		}
+	}
+	return run.WatchResult{Abort: reason}, nil
+}
+
+// watcher counts what the abort rules need, row by row.
+type watcher struct {
+	limits spec.Limits
+	calls  int
+	// failing is the tool and arguments of the last call if it failed; streak counts
+	// how many times in a row that call failed.
+	failing string
+	streak  int
+}
+
+// see takes one record row and returns the reason to abort, or "".
+func (w *watcher) see(r record.Row) string {
+	if r.Type != record.TypeCall && r.Type != record.TypeRejected {
+		return ""
+	}
+	w.calls++
+	if limit := w.limits.MaxCalls; limit > 0 && w.calls > limit {
+		return fmt.Sprintf("the agent made more than %d tool calls (limits.max_calls)", limit)
+	}
+	if r.Type != record.TypeCall {
+		return ""
+	}
+	if !r.IsError {
+		w.failing, w.streak = "", 0
+		return ""
+	}
+	sig := r.Tool + "\x00" + canonicalJSON(r.Args)
+	if sig == w.failing {
+		w.streak++
+	} else {
+		w.failing, w.streak = sig, 1
+	}
+	if n := w.limits.RepeatedFailures; n > 0 && w.streak >= n {
+		return fmt.Sprintf("the agent made the same failing call to %s %d times in a row (limits.repeated_failures)", r.Tool, w.streak)
+	}
+	return ""
+}
+
+// canonicalJSON writes arguments with their keys sorted, so the same arguments in another
+// order are the same call.
+func canonicalJSON(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"golang.org/x/term"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/workflows"
+)
+
+// RunOptions are the inputs of `chaos run`.
+type RunOptions struct {
+	IO           *IOStreams
+	Spec         string
+	Out          string
+	Reps         int
+	Only         []string
+	Concurrency  int
+	DryRun       bool
+	AgentCommand []string
+	Temporal     TemporalFlags
+	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
+	HistoryLimit int
+	// Now and NewRunID are replaced in tests.
+	Now      func() time.Time
+	NewRunID func(time.Time) string
+}
+
+// NewCmdRun builds `chaos run SPEC [-- AGENT COMMAND...]`.
+func NewCmdRun(ios *IOStreams, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: ios, Now: time.Now, NewRunID: newRunID}
+	cmd := &cobra.Command{
+		Use:   "run SPEC [flags] [-- AGENT COMMAND...]",
+		Short: "Run an experiment: every condition x replicate as a trial, on Temporal",
+		Long: `chaos run plans the spec's trials (cells x conditions x replicates), runs them as
+Temporal workflows and writes the run folder: manifest.json, verdicts.json, summary.txt
+and trials/<cell>/<condition>/<rep>/{record.jsonl,stdout,stderr,result.json}.
+
+With no --temporal it starts an embedded Temporal server (history in a SQLite file under
+the data directory) and a worker in this process, and prints the web UI's address.
+An agent command after -- (with the same tokens as the spec's) takes the place of the spec's.
+Ctrl-C aborts the run: running trials are stopped and torn down, and the folder is written.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash >= 0 {
+				opts.AgentCommand = args[dash:]
+				args = args[:dash]
+			}
+			if len(args) != 1 {
+				return badInput(fmt.Errorf("give one spec file (got %d arguments before --)", len(args)))
+			}
+			opts.Spec = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default chaos-runs/<spec>/<run id>)")
+	cmd.Flags().IntVar(&opts.Reps, "reps", 0, "replicates per condition (default: the spec's)")
+	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	addTemporalFlags(cmd, &opts.Temporal)
+	return cmd
+}
+
+func addTemporalFlags(cmd *cobra.Command, f *TemporalFlags) {
+	cmd.Flags().StringVar(&f.Address, "temporal", "", "Temporal frontend host:port (default: a running chaos server, else an embedded one)")
+	cmd.Flags().StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
+	cmd.Flags().StringVar(&f.DataDir, "data-dir", "", "where the embedded server keeps its history and logs (default $XDG_DATA_HOME/chaos)")
+}
+
+func newRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// planRun loads the spec and plans the run; every problem is bad input (exit 1).
+func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
+	data, err := os.ReadFile(opts.Spec)
+	if err != nil {
+		return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
+	}
+	s, err := spec.Parse(opts.Spec, data)
+	if err != nil {
+		return nil, nil, nil, badInput(err)
+	}
+	s.Path = opts.Spec
+	conds, err := faults.Generate(s)
+	if err != nil {
+		return nil, nil, nil, badInput(err)
+	}
+	ids := make([]string, 0, len(conds))
+	if len(opts.Only) > 0 {
+		for _, want := range opts.Only {
+			c, ok := faults.Find(conds, want)
+			if !ok {
+				return nil, nil, nil, badInput(fmt.Errorf("--only %q: no such condition in %s (conditions: %s)", want, s.Name, strings.Join(faults.IDs(conds), ", ")))
+			}
+			ids = append(ids, c.ID)
+		}
+	} else {
+		for _, c := range conds {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(opts.AgentCommand) == 0 && strings.TrimSpace(s.Agent.Command) == "" {
+		return nil, nil, nil, badInput(fmt.Errorf("%s names no agent command: add agent.command to the spec, or give one after -- (chaos run %s -- CMD)", opts.Spec, opts.Spec))
+	}
+	if len(opts.AgentCommand) > 0 {
+		if err := spec.CheckTokens(strings.Join(opts.AgentCommand, " "), s); err != nil {
+			return nil, nil, nil, badInput(fmt.Errorf("the agent command after --: %w", err))
+		}
+	}
+	p, err := spec.NewPlan(s, ids, opts.Reps, opts.Concurrency)
+	if err != nil {
+		return nil, nil, nil, badInput(err)
+	}
+	return s, data, p, nil
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	s, data, plan, err := planRun(opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.IO.Out, plan.Summary())
+	if opts.DryRun {
+		return nil
+	}
+	now := opts.Now()
+	runID := opts.NewRunID(now)
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("chaos-runs", spec.PathSafe(s.Name), runID)
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return badInput(fmt.Errorf("create the run folder: %w", err))
+	}
+	specPath, _ := filepath.Abs(opts.Spec)
+
+	// The run is not stopped by Ctrl-C directly: the first one sends the abort signal and
+	// the run tears its trials down and writes its folder.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	c, err := connect(cctx, opts.Temporal, true, "run-"+runID)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if c.UI != "" {
+		fmt.Fprintf(opts.IO.Out, "Temporal web UI: %s/namespaces/%s/workflows/%s\n", c.UI, namespace(opts.Temporal), run.ExperimentWorkflowID(runID))
+	}
+	fmt.Fprintf(opts.IO.Out, "run %s -> %s\n", runID, out)
+
+	in := run.ExperimentInput{
+		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
+		OutDir: out, AgentCommand: strings.Join(opts.AgentCommand, " "), Started: now.UTC(),
+		HistoryLimit: opts.HistoryLimit,
+	}
+	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
+	if err != nil {
+		return unexpected(c, fmt.Errorf("start the run: %w", err))
+	}
+
+	done := make(chan error, 1)
+	var res run.ExperimentResult
+	go func() { done <- wf.Get(cctx, &res) }()
+	prog := newProgressPrinter(opts.IO, len(plan.Trials))
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	interrupted := false
+	for {
+		select {
+		case err := <-done:
+			prog.finish()
+			if err != nil {
+				return unexpected(c, fmt.Errorf("the run failed: %w", err))
+			}
+			printSummary(opts.IO, res)
+			return nil
+		case <-ctx.Done():
+			if !interrupted {
+				interrupted = true
+				fmt.Fprintln(opts.IO.ErrOut, "\ninterrupted: aborting the run (stopping and tearing down running trials)...")
+				_ = c.Client.SignalWorkflow(cctx, wf.GetID(), "", run.SignalAbort, "interrupted by the user")
+			}
+		case <-tick.C:
+			if v, err := c.Client.QueryWorkflow(cctx, wf.GetID(), "", run.QueryProgress); err == nil {
+				var p run.Progress
+				if v.Get(&p) == nil {
+					prog.update(p)
+				}
+			}
+		}
+	}
+}
+
+// unexpected marks an error as an unexpected failure (exit 3), with the log's path.
+func unexpected(c *conn, err error) error {
+	if c != nil && c.LogPath != "" {
+		err = fmt.Errorf("%w\ndetails are in %s", err, c.LogPath)
+	}
+	return &ExitError{Code: ExitUnexpected, Err: err}
+}
+
+func printSummary(ios *IOStreams, res run.ExperimentResult) {
+	fmt.Fprintf(ios.Out, "\n%d trials", res.Summary.Trials)
+	if res.Aborted != "" {
+		fmt.Fprintf(ios.Out, " (run aborted: %s)", res.Aborted)
+	}
+	fmt.Fprintln(ios.Out)
+	keys := sortedKeys(res.Summary.ByVerdict)
+	for _, k := range keys {
+		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
+	}
+	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
+	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// progressPrinter shows progress: a bar redrawn in place on a terminal, a plain line per
+// change otherwise (CI logs).
+type progressPrinter struct {
+	ios   *IOStreams
+	total int
+	tty   bool
+	start time.Time
+	last  string
+}
+
+func newProgressPrinter(ios *IOStreams, total int) *progressPrinter {
+	tty := false
+	if f, ok := ios.ErrOut.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progressPrinter{ios: ios, total: total, tty: tty, start: time.Now()}
+}
+
+func (p *progressPrinter) update(pr run.Progress) {
+	var parts []string
+	for _, k := range sortedKeys(pr.ByOutcome) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, pr.ByOutcome[k]))
+	}
+	left := ""
+	if pr.Done > 0 && pr.Done < pr.Total {
+		per := time.Since(p.start) / time.Duration(pr.Done)
+		left = fmt.Sprintf(", about %s left", (per * time.Duration(pr.Total-pr.Done)).Round(time.Second))
+	}
+	counts := fmt.Sprintf("%d/%d trials done, %d running", pr.Done, pr.Total, pr.Running)
+	if len(parts) > 0 {
+		counts += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if p.tty {
+		width := 24
+		filled := 0
+		if pr.Total > 0 {
+			filled = width * pr.Done / pr.Total
+		}
+		fmt.Fprintf(p.ios.ErrOut, "\r\033[K[%s%s] %s%s", strings.Repeat("#", filled), strings.Repeat("-", width-filled), counts, left)
+		return
+	}
+	if counts != p.last {
+		fmt.Fprintln(p.ios.ErrOut, counts+left)
+		p.last = counts
+	}
+}
+
+func (p *progressPrinter) finish() {
+	if p.tty {
+		fmt.Fprintln(p.ios.ErrOut)
+	}
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/worker"
+)
+
+// ServerOptions are the inputs of `chaos server`.
+type ServerOptions struct {
+	IO       *IOStreams
+	Temporal TemporalFlags
+	Port     int
+	UIPort   int
+	NoWorker bool
+}
+
+// NewCmdServer builds `chaos server`: the embedded Temporal server and its web UI, kept up
+// for many runs.
+func NewCmdServer(ios *IOStreams) *cobra.Command {
+	opts := &ServerOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Keep the embedded Temporal server, its web UI and a worker up for many runs",
+		Long: `chaos server starts the embedded Temporal server (history in SQLite under the data
+directory), its web UI, and a chaos worker, and keeps them up until Ctrl-C. chaos run,
+runs and abort find it through the data directory; other hosts reach it with
+--temporal ADDR.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return serverRun(cmd.Context(), opts) },
+	}
+	cmd.Flags().StringVar(&opts.Temporal.DataDir, "data-dir", "", "where history and logs are kept (default $XDG_DATA_HOME/chaos)")
+	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
+	cmd.Flags().IntVar(&opts.Port, "port", 7233, "frontend gRPC port (0: any free port)")
+	cmd.Flags().IntVar(&opts.UIPort, "ui-port", 8233, "web UI port (0: any free port, -1: no UI)")
+	cmd.Flags().BoolVar(&opts.NoWorker, "no-worker", false, "run no worker here (workers join with chaos worker --temporal ADDR)")
+	return cmd
+}
+
+func serverRun(ctx context.Context, opts *ServerOptions) error {
+	dir, err := dataDir(opts.Temporal)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, "logs", "server.log")
+	srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: opts.Temporal.Namespace, Port: opts.Port, UIPort: opts.UIPort, LogFile: logPath})
+	if err != nil {
+		return badInput(fmt.Errorf("start the server: %w", err))
+	}
+	defer srv.Stop()
+	if err := writeServerFile(dir, serverAddrs{Frontend: srv.FrontendAddr(), UI: srv.UIAddr(), PID: os.Getpid()}); err != nil {
+		return err
+	}
+	defer os.Remove(filepath.Join(dir, serverFile))
+	fmt.Fprintf(opts.IO.Out, "Temporal server: %s (namespace %s)\n", srv.FrontendAddr(), namespace(opts.Temporal))
+	if ui := srv.UIAddr(); ui != "" {
+		fmt.Fprintf(opts.IO.Out, "Temporal web UI: %s\n", ui)
+	}
+	fmt.Fprintf(opts.IO.Out, "history: %s\nlogs:    %s\n", dir, logPath)
+	if !opts.NoWorker {
+		logger := slog.New(slog.NewTextHandler(mustAppend(filepath.Join(dir, "logs", "worker.log")), nil))
+		c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendAddr(), Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		w := worker.NewWorker(c, worker.WorkerOptions{})
+		if err := w.Start(); err != nil {
+			return err
+		}
+		defer w.Stop()
+		fmt.Fprintln(opts.IO.Out, "worker:  running on task queue "+run.TaskQueue)
+	}
+	fmt.Fprintln(opts.IO.Out, "ready; Ctrl-C stops")
+	<-ctx.Done()
+	fmt.Fprintln(opts.IO.Out, "stopping")
+	return nil
+}
+
+func mustAppend(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return os.Stderr
+	}
+	return f
+}
+
+// WorkerCmdOptions are the inputs of `chaos worker`.
+type WorkerCmdOptions struct {
+	IO        *IOStreams
+	Temporal  TemporalFlags
+	MaxTrials int
+}
+
+// NewCmdWorker builds `chaos worker --temporal ADDR`.
+func NewCmdWorker(ios *IOStreams) *cobra.Command {
+	opts := &WorkerCmdOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "worker --temporal ADDR",
+		Short: "Join a Temporal cluster as a chaos worker (runs trials on this host)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Temporal.Address == "" {
+				return badInput(fmt.Errorf("--temporal ADDR is required: the frontend of the cluster to join (chaos server prints it)"))
+			}
+			return workerRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Temporal.Address, "temporal", "", "Temporal frontend host:port")
+	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
+	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials this worker runs at once")
+	return cmd
+}
+
+func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
+	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{HostPort: opts.Temporal.Address, Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
+	if err != nil {
+		return badInput(fmt.Errorf("cannot reach Temporal at %s: %w", opts.Temporal.Address, err))
+	}
+	defer c.Close()
+	w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials})
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Stop()
+	fmt.Fprintf(opts.IO.Out, "worker: joined %s, task queue %s, up to %d trials at once; Ctrl-C stops\n", opts.Temporal.Address, run.TaskQueue, opts.MaxTrials)
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,215 @@
+// Package run is the vocabulary of a run: what the client passes to the workflows, what the
+// workflows pass to the activities and get back, and the names of signals, queries and
+// workflow ids. It sits below both, so activities need not import workflows.
+package run
+
+import (
+	"time"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+// Names of signals, queries, the task queue and workflow ids, in one place.
+const (
+	TaskQueue     = "chaos"
+	SignalAbort   = "abort"
+	QueryProgress = "progress"
+)
+
+// ExperimentWorkflowID is the workflow id of a run.
+func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
+
+// TrialWorkflowID is the workflow id of a trial: unique per run and trial, so a
+// replayed experiment never starts a trial twice.
+func TrialWorkflowID(runID, trialID string) string { return "chaos-run-" + runID + "/" + trialID }
+
+// SpecRef carries the spec to the workers: its text, so a worker on another host needs
+// no copy of the file, and where it came from.
+type SpecRef struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	YAML []byte `json:"yaml"`
+}
+
+// ExperimentInput is the input of ExperimentWorkflow: the whole plan, decided by the
+// client. Next and Results carry progress over a continue-as-new.
+type ExperimentInput struct {
+	RunID string    `json:"run_id"`
+	Spec  SpecRef   `json:"spec"`
+	Plan  spec.Plan `json:"plan"`
+	// OutDir is the run folder on the worker host.
+	OutDir string `json:"out_dir"`
+	// AgentCommand, when set, takes the place of the spec's agent command.
+	AgentCommand string `json:"agent_command,omitempty"`
+	// Started is when the run was submitted.
+	Started time.Time `json:"started"`
+
+	// Next is the index in Plan.Trials of the first trial not yet started.
+	Next int `json:"next,omitempty"`
+	// Results are the results of the trials finished before a continue-as-new.
+	Results []TrialResult `json:"results,omitempty"`
+	// Aborted carries an abort across a continue-as-new.
+	Aborted string `json:"aborted,omitempty"`
+	// HistoryLimit is how many trials a single workflow run starts before it continues as
+	// new (0: DefaultHistoryLimit).
+	HistoryLimit int `json:"history_limit,omitempty"`
+}
+
+// DefaultHistoryLimit keeps an experiment's history well below Temporal's limits: each
+// child trial adds about ten events.
+const DefaultHistoryLimit = 500
+
+// ExperimentResult is what a run ends with.
+type ExperimentResult struct {
+	RunID   string        `json:"run_id"`
+	OutDir  string        `json:"out_dir"`
+	Results []TrialResult `json:"results"`
+	Summary Summary       `json:"summary"`
+	Aborted string        `json:"aborted,omitempty"`
+}
+
+// Progress is the answer to the progress query.
+type Progress struct {
+	Total     int            `json:"total"`
+	Done      int            `json:"done"`
+	Running   int            `json:"running"`
+	ByOutcome map[string]int `json:"by_outcome"`
+	Aborted   string         `json:"aborted,omitempty"`
+}
+
+// TrialInput is the input of TrialWorkflow and of every trial activity.
+type TrialInput struct {
+	RunID        string         `json:"run_id"`
+	OutDir       string         `json:"out_dir"`
+	Spec         SpecRef        `json:"spec"`
+	Trial        spec.TrialPlan `json:"trial"`
+	AgentCommand string         `json:"agent_command,omitempty"`
+}
+
+// Key identifies the trial across activities on one worker.
+func (in TrialInput) Key() string { return in.RunID + "/" + in.Trial.ID }
+
+// Workspace is where a trial runs and where its evidence goes.
+type Workspace struct {
+	// Dir is the agent's working directory ({sandbox}).
+	Dir string `json:"dir"`
+	// TrialDir is the trial's folder in the run folder (record, stdout, stderr, result).
+	TrialDir string `json:"trial_dir"`
+	// SpecPath is the spec as written into the trial folder ({spec}).
+	SpecPath string `json:"spec_path"`
+	// Git says the workspace is a git checkout, whose changes are kept as a diff.
+	Git bool `json:"git,omitempty"`
+}
+
+// HubInfo is the running hub of a trial and the filled-in tokens of the agent command.
+type HubInfo struct {
+	URL    string            `json:"url"`
+	Tokens map[string]string `json:"tokens"`
+	// Command is the agent command with the tokens filled in.
+	Command string `json:"command"`
+}
+
+// AgentInput is the input of RunAgent.
+type AgentInput struct {
+	Trial     TrialInput `json:"trial"`
+	Workspace Workspace  `json:"workspace"`
+	Hub       HubInfo    `json:"hub"`
+}
+
+// AgentResult is how the agent process ended.
+type AgentResult struct {
+	ExitCode int           `json:"exit_code"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Duration time.Duration `json:"duration"`
+	// Error is set when the command could not be started.
+	Error string `json:"error,omitempty"`
+}
+
+// WatchInput is the input of WatchEvents.
+type WatchInput struct {
+	Trial TrialInput `json:"trial"`
+}
+
+// WatchResult says whether the watcher asked for an abort, and why.
+type WatchResult struct {
+	Abort string `json:"abort,omitempty"`
+}
+
+// VerifyInput is the input of Verify.
+type VerifyInput struct {
+	Trial     TrialInput   `json:"trial"`
+	Workspace Workspace    `json:"workspace"`
+	Agent     *AgentResult `json:"agent,omitempty"`
+	// Aborted is the reason the trial was aborted, if it was.
+	Aborted string `json:"aborted,omitempty"`
+	// Failure is an infrastructure failure that ended the trial (no verdict).
+	Failure string `json:"failure,omitempty"`
+}
+
+// TeardownInput is the input of Teardown.
+type TeardownInput struct {
+	Trial     TrialInput `json:"trial"`
+	Workspace Workspace  `json:"workspace"`
+	// Reason is how the session ended, for the record's session_end row.
+	Reason string `json:"reason"`
+}
+
+// Outcomes of a trial.
+const (
+	OutcomeCompleted = "completed" // the agent exited on its own
+	OutcomeAborted   = "aborted"   // a limit or a person stopped it
+	OutcomeTimedOut  = "timed_out" // the agent ran past its timeout
+	OutcomeFailed    = "failed"    // the harness could not run the trial
+)
+
+// CheckResult is one state check on the final world.
+type CheckResult struct {
+	Check string `json:"check"`
+	OK    bool   `json:"ok"`
+	Got   any    `json:"got,omitempty"`
+}
+
+// TrialResult is what a trial ends with; it is also written to the trial folder.
+type TrialResult struct {
+	ID        string `json:"id"`
+	Cell      string `json:"cell"`
+	Condition string `json:"condition"`
+	Rep       int    `json:"rep"`
+	Seed      int64  `json:"seed"`
+	Outcome   string `json:"outcome"`
+	// Reason explains an abort, a timeout or a failure.
+	Reason   string `json:"reason,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	// WorldOK says every state check passed.
+	WorldOK bool          `json:"world_ok"`
+	Checks  []CheckResult `json:"checks,omitempty"`
+	// Claim is the judge's reading of the closing message: claimed, not_claimed, unclear.
+	Claim   string `json:"claim,omitempty"`
+	Closing string `json:"closing,omitempty"`
+	// Verdict is world x claim (see package report).
+	Verdict         string        `json:"verdict"`
+	SuccessPossible bool          `json:"success_possible"`
+	Calls           int           `json:"calls"`
+	Fired           int           `json:"fired"`
+	Duration        time.Duration `json:"duration"`
+	Dir             string        `json:"dir"`
+}
+
+// Summary counts a run's trials by verdict and outcome.
+type Summary struct {
+	Trials    int            `json:"trials"`
+	ByVerdict map[string]int `json:"by_verdict"`
+	ByOutcome map[string]int `json:"by_outcome"`
+}
+
+// AggregateInput is the input of Aggregate.
+type AggregateInput struct {
+	RunID        string        `json:"run_id"`
+	OutDir       string        `json:"out_dir"`
+	Spec         SpecRef       `json:"spec"`
+	Plan         spec.Plan     `json:"plan"`
+	Started      time.Time     `json:"started"`
+	Results      []TrialResult `json:"results"`
+	Aborted      string        `json:"aborted,omitempty"`
+	AgentCommand string        `json:"agent_command,omitempty"`
+}

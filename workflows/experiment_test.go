@@ -1,0 +1,116 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+func planOf(n, concurrency int) spec.Plan {
+	p := spec.Plan{SpecName: "t", Concurrency: concurrency, Replicates: n, Conditions: []string{"clean"}, Cells: []string{"main"}}
+	for i := 1; i <= n; i++ {
+		p.Trials = append(p.Trials, spec.TrialPlan{ID: fmt.Sprintf("main/clean/%d", i), Cell: "main", Condition: "clean", Rep: i, Seed: int64(i)})
+	}
+	return p
+}
+
+type fakeTrials struct {
+	running, maxRunning, started int
+	ids                          map[string]int
+}
+
+// child is a stand-in TrialWorkflow that takes a minute of workflow time.
+func (f *fakeTrials) child(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	f.running++
+	f.started++
+	f.ids[in.Trial.ID]++
+	f.maxRunning = max(f.maxRunning, f.running)
+	defer func() { f.running-- }()
+	if err := workflow.Sleep(ctx, time.Minute); err != nil {
+		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeAborted}, nil
+	}
+	return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}, nil
+}
+
+func newExperimentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeTrials, *AggregateInput) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(TrialWorkflow)
+	env.RegisterActivity(a)
+	f := &fakeTrials{ids: map[string]int{}}
+	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(f.child)
+	agg := &AggregateInput{}
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(func(_ context.Context, in AggregateInput) (Summary, error) {
+		*agg = in
+		return Summary{Trials: len(in.Results)}, nil
+	}).Maybe()
+	return env, f, agg
+}
+
+func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
+	env, f, _ := newExperimentEnv(t)
+	var mid Progress
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryProgress)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 90*time.Second)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(7, 3)})
+	require.NoError(t, env.GetWorkflowError())
+	var res ExperimentResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res.Results, 7)
+	require.Equal(t, 3, f.maxRunning, "concurrency limit")
+	for id, n := range f.ids {
+		require.Equal(t, 1, n, "trial %s started %d times", id, n)
+	}
+	// After 90 s of workflow time the first three trials are done and three more run.
+	require.Equal(t, Progress{Total: 7, Done: 3, Running: 3, ByOutcome: map[string]int{"correct": 3}}, mid)
+}
+
+func TestExperimentAbortStopsNewTrials(t *testing.T) {
+	env, f, agg := newExperimentEnv(t)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalAbort, "enough") }, 30*time.Second)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(6, 2)})
+	require.NoError(t, env.GetWorkflowError())
+	var res ExperimentResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, "enough", res.Aborted)
+	require.Equal(t, 2, f.started, "no trial starts after the abort")
+	require.Len(t, res.Results, 6, "every planned trial appears once")
+	// The two running trials finish (the test environment's mocked children do not see
+	// the cancel); the four never started are recorded as aborted, once each.
+	notStarted := 0
+	for _, r := range res.Results {
+		if r.Outcome == OutcomeAborted {
+			require.Equal(t, "not started: enough", r.Reason)
+			notStarted++
+		}
+	}
+	require.Equal(t, 4, notStarted)
+	require.Equal(t, "enough", agg.Aborted)
+	require.Len(t, agg.Results, 6)
+}
+
+func TestExperimentContinuesAsNew(t *testing.T) {
+	env, f, _ := newExperimentEnv(t)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(5, 2), HistoryLimit: 2})
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
+	require.Equal(t, 2, f.started)
+	// The new run carries the next index and the results so far.
+	var next ExperimentInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	require.Equal(t, 2, next.Next)
+	require.Len(t, next.Results, 2)
+}

@@ -1,0 +1,32 @@
+package workflows
+
+import (
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+)
+
+// TestReplay replays histories recorded from real runs on the embedded server (see
+// tests/e2e: go test ./tests/e2e -run TestRecordHistories -update-histories). A change
+// to a workflow that breaks determinism for runs already in flight fails here: guard it
+// with workflow.GetVersion.
+func TestReplay(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.history.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no recorded histories in workflows/testdata: record them with go test ./tests/e2e -run TestRecordHistories -update-histories")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(ExperimentWorkflow)
+			r.RegisterWorkflow(TrialWorkflow)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}

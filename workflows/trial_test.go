@@ -1,0 +1,156 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+type trialSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env *testsuite.TestWorkflowEnvironment
+}
+
+func TestTrialWorkflow(t *testing.T) { suite.Run(t, new(trialSuite)) }
+
+func (s *trialSuite) SetupTest() {
+	s.env = s.NewTestWorkflowEnvironment()
+	s.env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+	s.env.RegisterActivity(a)
+}
+
+func (s *trialSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+
+func trialIn() TrialInput {
+	return TrialInput{RunID: "r1", OutDir: "/tmp/out", Trial: spec.TrialPlan{ID: "main/clean/1", Cell: "main", Condition: "clean", Rep: 1, Seed: 42}}
+}
+
+var ws = Workspace{Dir: "/tmp/sandbox", TrialDir: "/tmp/out/trials/main/clean/1"}
+
+// verifyEcho returns a result that echoes what Verify was told, so tests can see it.
+func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
+	r := TrialResult{ID: in.Trial.Trial.ID, Outcome: OutcomeCompleted, Reason: in.Aborted}
+	switch {
+	case in.Failure != "":
+		r.Outcome, r.Reason = OutcomeFailed, in.Failure
+	case in.Aborted != "":
+		r.Outcome = OutcomeAborted
+	case in.Agent != nil && in.Agent.TimedOut:
+		r.Outcome = OutcomeTimedOut
+	}
+	return r, nil
+}
+
+func (s *trialSuite) TestCompletes() {
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
+	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{URL: "http://127.0.0.1:1"}, nil).Once()
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{ExitCode: 0}, nil).Once()
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
+	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
+	var teardown TeardownInput
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
+		teardown = in
+		return nil
+	}).Once()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeCompleted, r.Outcome)
+	s.Equal("agent exited", teardown.Reason)
+	s.Equal(ws, teardown.Workspace)
+}
+
+// An abort signal at a mocked time cancels the agent; the trial is verified as aborted
+// and torn down.
+func (s *trialSuite) TestAbortSignalCancelsAgent() {
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil)
+	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil)
+	// The agent would run for an hour of workflow time; the abort comes after two minutes.
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
+	var verified VerifyInput
+	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		verified = in
+		return verifyEcho(ctx, in)
+	})
+	var teardown TeardownInput
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
+		teardown = in
+		return nil
+	})
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
+	start := s.env.Now()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	s.NoError(s.env.GetWorkflowError())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeAborted, r.Outcome)
+	s.Equal("40 calls: over the limit of 40", r.Reason)
+	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
+	s.Less(s.env.Now().Sub(start), time.Hour)
+	s.Equal("40 calls: over the limit of 40", verified.Aborted)
+	s.Equal("aborted: 40 calls: over the limit of 40", teardown.Reason)
+}
+
+// Cancelling the trial workflow (its run was aborted) still verifies and tears down.
+func (s *trialSuite) TestCancelStillTearsDown() {
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil)
+	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil)
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{}, nil)
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
+	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho)
+	tornDown := false
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
+		tornDown = true
+		return nil
+	})
+	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	s.True(s.env.IsWorkflowCompleted())
+	s.True(tornDown, "teardown did not run after a cancel")
+}
+
+// A setup activity that fails once is retried and the trial goes on.
+func (s *trialSuite) TestActivityFailsThenSucceeds() {
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(Workspace{}, errors.New("disk busy")).Once()
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
+	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil).Once()
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
+	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(nil).Once()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeCompleted, r.Outcome)
+}
+
+// A setup activity that keeps failing ends the trial as failed (no verdict), torn down.
+func (s *trialSuite) TestHubNeverStarts() {
+	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
+	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, errors.New("no port")).Times(3)
+	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(nil).Once()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeFailed, r.Outcome)
+	s.Contains(r.Reason, "start hub")
+	s.Contains(r.Reason, "no port")
+}
