@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"log/slog"
+
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -15,6 +17,8 @@ type WorkerOptions struct {
 	MaxTrials int
 	// ChaosBin is the chaos binary the trials' {wall} starts (default: this executable).
 	ChaosBin string
+	// Logger receives the activities' logs (nil: the activities' default).
+	Logger *slog.Logger
 }
 
 // NewWorker builds a worker on the chaos task queue with every workflow and activity
@@ -33,6 +37,7 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.ChaosBin != "" {
 		acts.ChaosBin = opts.ChaosBin
 	}
+	acts.Logger = opts.Logger
 	w.RegisterActivity(acts)
 	return w
 }

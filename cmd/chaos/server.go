@@ -77,7 +77,7 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 			return err
 		}
 		defer c.Close()
-		w := worker.NewWorker(c, worker.WorkerOptions{})
+		w := worker.NewWorker(c, worker.WorkerOptions{Logger: logger})
 		if err := w.Start(); err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
 		return badInput(fmt.Errorf("cannot reach Temporal at %s: %w", opts.Temporal.Address, err))
 	}
 	defer c.Close()
-	w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials})
+	w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials, Logger: logger})
 	if err := w.Start(); err != nil {
 		return err
 	}

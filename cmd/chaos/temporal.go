@@ -20,6 +20,8 @@ type TemporalFlags struct {
 	Address   string
 	Namespace string
 	DataDir   string
+	// ChaosBin is the chaos binary trials start for {wall} (tests point it at a built one).
+	ChaosBin string
 }
 
 // serverFile is where a running `chaos server` leaves its addresses, so that commands
@@ -105,7 +107,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	}
 	c.Client = cl
 	if withWorker && c.Embedded {
-		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{})
+		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin})
 		if err := c.Worker.Start(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start the worker: %w", err)
