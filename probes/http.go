@@ -154,7 +154,11 @@ func lookup(doc any, path []pathStep) (any, error) {
 				return nil, fmt.Errorf("not found (%s is not a list)", seen)
 			}
 			if s.index >= len(list) {
-				return nil, fmt.Errorf("not found (%s has %d elements)", seen, len(list))
+				noun := "elements"
+				if len(list) == 1 {
+					noun = "element"
+				}
+				return nil, fmt.Errorf("not found (%s has %d %s)", seen, len(list), noun)
 			}
 			cur = list[s.index]
 			seen += "[" + strconv.Itoa(s.index) + "]"

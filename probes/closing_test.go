@@ -1,0 +1,222 @@
+package probes
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExtract(t *testing.T) {
+	tests := []struct {
+		name           string
+		profile        string
+		stdout, stderr string
+		exit           int
+		text, infra    string
+		fields         map[string]any
+	}{
+		{
+			name:    "claude-code result",
+			profile: "claude-code",
+			stdout:  `{"type":"result","subtype":"success","is_error":false,"num_turns":4,"result":"Done. Priority is urgent.","total_cost_usd":0.0123,"permission_denials":[{"tool_name":"Bash"}]}`,
+			text:    "Done. Priority is urgent.",
+			fields:  map[string]any{"is_error": false, "cost": 0.0123, "num_turns": 4, "subtype": "success", "permission_denials": 1},
+		},
+		{
+			name:    "claude-code invalid key",
+			profile: "claude-code",
+			stdout:  `{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login","total_cost_usd":0}`,
+			exit:    1,
+			text:    "Invalid API key · Please run /login",
+			infra:   "authentication failed",
+			fields:  map[string]any{"is_error": true},
+		},
+		{
+			name:    "claude-code rate limit",
+			profile: "claude-code",
+			stdout:  `{"type":"result","is_error":true,"result":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}"}`,
+			infra:   "rate limited",
+			fields:  map[string]any{"is_error": true},
+		},
+		{
+			name:    "claude-code overloaded",
+			profile: "claude-code",
+			stdout:  `{"type":"result","is_error":true,"result":"API Error: Overloaded"}`,
+			infra:   "rate limited",
+		},
+		{
+			name:    "claude-code error about the task is no infrastructure failure",
+			profile: "claude-code",
+			stdout:  `{"type":"result","subtype":"error_max_turns","is_error":true,"result":"I ran out of turns."}`,
+			text:    "I ran out of turns.",
+			fields:  map[string]any{"is_error": true, "subtype": "error_max_turns"},
+		},
+		{
+			name:    "claude-code stream-json",
+			profile: "claude-code",
+			stdout: `{"type":"system","subtype":"init"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"Working on it"}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"All set."}`,
+			text: "All set.",
+		},
+		{
+			name:    "claude-code text output falls back to generic",
+			profile: "claude-code",
+			stdout:  "thinking...\n\nAll set.\n",
+			text:    "All set.",
+		},
+		{
+			name:    "codex last agent message",
+			profile: "codex",
+			stdout: `{"type":"thread.started","thread_id":"t1"}
+{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Let me look."}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a\n"}}
+{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Done: tests pass."}}
+{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":5}}`,
+			text:   "Done: tests pass.",
+			fields: map[string]any{"usage": map[string]any{"input_tokens": 10.0, "output_tokens": 5.0}},
+		},
+		{
+			name:    "codex older events",
+			profile: "codex",
+			stdout: `{"id":"0","msg":{"type":"agent_message","message":"First."}}
+{"id":"0","msg":{"type":"agent_message","message":"Renamed it everywhere."}}`,
+			text: "Renamed it everywhere.",
+		},
+		{
+			name:    "codex task_complete",
+			profile: "codex",
+			stdout:  `{"id":"0","msg":{"type":"task_complete","last_agent_message":"Fixed."}}`,
+			text:    "Fixed.",
+		},
+		{
+			name:    "codex auth failure",
+			profile: "codex",
+			stdout: `{"type":"turn.started"}
+{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`,
+			exit:   1,
+			infra:  "authentication failed",
+			fields: map[string]any{"turn_failed": true, "error": "unexpected status 401 Unauthorized: Incorrect API key provided"},
+		},
+		{
+			name:    "codex rate limit error event",
+			profile: "codex",
+			stdout:  `{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}`,
+			infra:   "rate limited",
+		},
+		{
+			name:    "codex error about the task keeps the message",
+			profile: "codex",
+			stdout: `{"type":"item.completed","item":{"type":"agent_message","text":"I could not finish."}}
+{"type":"turn.failed","error":{"message":"stream disconnected"}}`,
+			text: "I could not finish.",
+		},
+		{
+			name:    "goose",
+			profile: "goose",
+			stdout: "\x1b[2mstarting session | provider: openai model: gpt-4o\x1b[0m\n" +
+				"\x1b[2m    logging to /home/u/.local/share/goose/sessions/1.jsonl\x1b[0m\n" +
+				"\x1b[2m    working directory: /tmp/x\x1b[0m\n\n" +
+				"\x1b[36m─── update_ticket | wall ──────────\x1b[0m\nid: 42\n\n" +
+				"\x1b[1mThe priority is now urgent.\x1b[0m\n",
+			text: "The priority is now urgent.",
+		},
+		{
+			name:    "generic last paragraph",
+			profile: "generic",
+			stdout:  "[tool] call update -> 200\n[tool] call read -> 200\n\nDone. I set it.  \n\n\n",
+			text:    "Done. I set it.",
+		},
+		{
+			name:    "generic pleasantry takes the paragraph before",
+			profile: "generic",
+			stdout:  "log line\n\nI couldn't save the note.\n\nLet me know if you want me to retry.\n",
+			text:    "I couldn't save the note.\n\nLet me know if you want me to retry.",
+		},
+		{
+			name:    "generic list takes its heading",
+			profile: "generic",
+			stdout:  "log line\n\n## Summary\n\n- ✅ priority set\n- ❌ note failed\n",
+			text:    "## Summary\n\n- ✅ priority set\n- ❌ note failed",
+		},
+		{
+			name:    "unknown profile reads as generic",
+			profile: "aider",
+			stdout:  "one\n\ntwo\n",
+			text:    "two",
+		},
+		{
+			name:    "scripted whole output",
+			profile: "scripted",
+			stdout:  "Done. I set priority to urgent.\n\nSTATUS: ok\n",
+			text:    "Done. I set priority to urgent.\n\nSTATUS: ok",
+		},
+		{
+			name:    "crash",
+			profile: "generic",
+			stderr:  "panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.main()\n",
+			exit:    2,
+			infra:   "the agent crashed (exit 2): main.main()",
+		},
+		{
+			name:    "crash without stderr",
+			profile: "claude-code",
+			exit:    137,
+			infra:   "the agent crashed (exit 137)",
+		},
+		{
+			name:    "auth error on stderr",
+			profile: "codex",
+			stderr:  "Error: 401 Unauthorized: invalid api key\n",
+			exit:    1,
+			infra:   "authentication failed",
+		},
+		{
+			name:    "rate limit on stderr, exit 0",
+			profile: "goose",
+			stderr:  "error: rate limit exceeded, retry later\n",
+			infra:   "rate limited",
+		},
+		{
+			name:    "stderr noise does not hide a closing message",
+			profile: "generic",
+			stdout:  "Done.\n",
+			stderr:  "warning: retrying after 429\n",
+			text:    "Done.",
+		},
+		{
+			name:    "exit non-zero with output is no crash",
+			profile: "generic",
+			stdout:  "I could not finish.\n",
+			exit:    1,
+			text:    "I could not finish.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Extract(tt.profile, []byte(tt.stdout), []byte(tt.stderr), tt.exit)
+			if tt.text != "" && c.Text != tt.text {
+				t.Errorf("Text = %q, want %q", c.Text, tt.text)
+			}
+			if c.Infra != tt.infra {
+				t.Errorf("Infra = %q, want %q", c.Infra, tt.infra)
+			}
+			for k, want := range tt.fields {
+				if got, ok := c.Fields[k]; !ok || !sameValue(got, want) {
+					t.Errorf("Fields[%q] = %#v, want %#v (fields %v)", k, got, want, c.Fields)
+				}
+			}
+		})
+	}
+}
+
+func TestLastParagraphTrims(t *testing.T) {
+	if got := lastParagraph("\r\n  hello  \r\n\r\n\t\n"); got != "hello" {
+		t.Errorf("lastParagraph = %q", got)
+	}
+	if got := lastParagraph(" \n\n "); got != "" {
+		t.Errorf("lastParagraph of blanks = %q", got)
+	}
+	if got := gooseText([]byte("Context: ○○○○ 2% used\nreal words\n")); strings.Contains(got, "Context") {
+		t.Errorf("goose context line kept: %q", got)
+	}
+}
