@@ -2,9 +2,15 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test unit fuzz bench js
+.PHONY: test deps unit fuzz bench js
 
-test: js unit fuzz
+test: deps js unit fuzz
+
+# Debian's Chromium, for the test that opens the report headless (no browser download).
+deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "the report test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
 js: tests/js/node_modules/.installed
 

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
@@ -45,6 +46,10 @@ type liveTrial struct {
 	hub    *proxies.Hub
 	srv    *proxies.Server
 	record string // the record's path
+	// rows is the hub's event stream, subscribed before the hub served any call (see
+	// StartHub); WatchEvents reads it, a retried WatchEvents reads on.
+	rows        <-chan record.Row
+	unsubscribe func()
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).
@@ -117,6 +122,7 @@ func (a *Activities) drop(key string) *liveTrial {
 // stop closes the trial's hub (writing the record's session end) and its server.
 func (lt *liveTrial) stop(reason string) error {
 	err := lt.hub.Close(reason)
+	lt.unsubscribe()
 	if serr := lt.srv.Close(); err == nil {
 		err = serr
 	}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +38,9 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	if strings.TrimSpace(in.Hub.Command) == "" {
 		return run.AgentResult{Error: "the agent command is empty"}, nil
 	}
+	if in.Workspace.TrialDir == "" {
+		return run.AgentResult{}, badInput(errors.New("RunAgent needs the workspace that PrepareWorkspace returned (its trial folder is empty)"))
+	}
 	timeout := time.Duration(s.Agent.Timeout)
 	if timeout <= 0 {
 		timeout = DefaultAgentTimeout
@@ -58,7 +62,7 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
 	cmd.Dir = in.Workspace.Dir
 	cmd.Env = agentEnv(s.Agent.Env, in)
-	cmd.Stdin = nil
+	cmd.Stdin = nil // /dev/null: the agent is not interactive
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = groupAttr()
 

@@ -68,12 +68,16 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
 	}
+	// Subscribe before the hub serves anyone: proxies.Hub.Subscribe takes its locks in the
+	// opposite order of a row being written, so subscribing while calls come in can
+	// deadlock; here no call can come in yet.
+	rows, unsubscribe := hub.Subscribe()
 	srv, err := proxies.Serve(hub, "127.0.0.1:0")
 	if err != nil {
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	a.keep(t.Key(), &liveTrial{spec: s, hub: hub, srv: srv, record: recPath})
+	a.keep(t.Key(), &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe})
 
 	tokens := map[string]string{
 		"task":       task.Prompt,

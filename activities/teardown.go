@@ -63,8 +63,9 @@ func (a *Activities) ownsSandbox(dir string) bool {
 	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
-// writeDiff writes the changes of the worktree at dir against its checked-out commit,
-// new files included, as a patch. go-git has no worktree patch, so git does it.
+// writeDiff writes the changes of the worktree at dir against the commit it was checked
+// out at, new files and the agent's own commits included, as a patch. (Files copied in
+// from workspace.files show as new.) go-git has no worktree patch, so git does it.
 func writeDiff(ctx context.Context, dir, path string) error {
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotePath=false"}, args...)...)
@@ -84,7 +85,11 @@ func writeDiff(ctx context.Context, dir, path string) error {
 	if _, err := git("add", "--intent-to-add", "--all"); err != nil {
 		return fmt.Errorf("write changes.diff: %w", err)
 	}
-	patch, err := git("diff", "--no-color", "--no-ext-diff", "--binary", "HEAD")
+	base := baseRef
+	if _, err := git("rev-parse", "--verify", "--quiet", baseRef+"^{commit}"); err != nil {
+		base = "HEAD" // a sandbox from before the base was marked
+	}
+	patch, err := git("diff", "--no-color", "--no-ext-diff", "--binary", base)
 	if err != nil {
 		return fmt.Errorf("write changes.diff: %w", err)
 	}

@@ -9,11 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
-	"strings"
 	"unicode/utf8"
 
+	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -32,7 +30,11 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 	if res.Dir == "" {
 		// The workspace was never prepared; the trial folder is still where it would be.
-		res.Dir, _ = trialDir(in.Trial)
+		dir, err := trialDir(in.Trial)
+		if err != nil {
+			return res, badInput(fmt.Errorf("the trial has no folder to write its result to: %w", err))
+		}
+		res.Dir = dir
 	}
 	if in.Agent != nil {
 		res.ExitCode, res.Duration = in.Agent.ExitCode, in.Agent.Duration
@@ -44,13 +46,16 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		}
 	}
 
-	if res.Dir != "" {
-		res.Closing = closingMessage(filepath.Join(res.Dir, "stdout"))
-	}
 	s, err := parseSpec(in.Trial.Spec)
 	if err != nil {
 		noVerdict("the spec cannot be read: " + err.Error())
 	}
+	profile := "generic"
+	if s != nil {
+		profile = s.Agent.Profile
+	}
+	closing := closingMessage(res.Dir, profile, res.ExitCode)
+	res.Closing = closing.Text
 	log, err := record.ReadFile(filepath.Join(res.Dir, "record.jsonl"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -79,17 +84,18 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		if err != nil {
 			noVerdict(err.Error())
 		} else {
-			res.Checks, res.WorldOK = checkState(task.StateChecks, finalState(lt, log))
+			var why string
+			res.Checks, res.WorldOK, why = checkState(task.StateChecks, finalState(lt, log))
+			if why != "" {
+				noVerdict(why)
+			}
 		}
-		res.Claim, res.Verdict = judge(s, res)
+		res.Claim, res.Verdict = judge(s, closing, res)
 	}
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return res, fmt.Errorf("encode the trial's result: %w", err)
-	}
-	if res.Dir == "" {
-		return res, errors.New("the trial has no folder to write its result to")
 	}
 	if err := writeFileAtomic(filepath.Join(res.Dir, "result.json"), append(b, '\n')); err != nil {
 		return res, err
@@ -99,8 +105,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 }
 
 // judge reads the claim in the agent's closing message and gives the verdict (world x
-// claim). The judge is another issue: until then every trial is unjudged ("", "").
-func judge(s *spec.Spec, res run.TrialResult) (claim, verdict string) {
+// claim). The judge is another issue (probes.Rules or probes.ModelJudge for the claim,
+// package report for the verdict); until then every trial is unjudged ("", "").
+func judge(s *spec.Spec, closing probes.Closing, res run.TrialResult) (claim, verdict string) {
 	return "", ""
 }
 
@@ -137,59 +144,37 @@ func finalState(lt *liveTrial, log *record.Log) map[string]any {
 	return map[string]any{}
 }
 
-// checkState runs the state checks on the final state. With no checks the world is
-// taken as right: nothing says otherwise.
-func checkState(checks []spec.StateCheck, state map[string]any) ([]run.CheckResult, bool) {
-	ok := true
-	var out []run.CheckResult
+// checkState runs the state checks on the final state (probes.StateCheck compares). With
+// no checks the world is taken as right: nothing says otherwise. A check that cannot run
+// is returned as the reason there is no verdict.
+func checkState(checks []spec.StateCheck, state map[string]any) (out []run.CheckResult, ok bool, noVerdict string) {
+	ok = true
 	for _, c := range checks {
-		r := checkOne(c, state)
-		ok = ok && r.OK
-		out = append(out, r)
+		p := probes.StateCheck(state, c)
+		if p.NoVerdict != "" && noVerdict == "" {
+			noVerdict = p.NoVerdict
+		}
+		ok = ok && p.OK && p.NoVerdict == ""
+		out = append(out, run.CheckResult{Check: checkLabel(c), OK: p.OK && p.NoVerdict == "", Got: state[c.Key]})
 	}
-	return out, ok
+	return out, ok, noVerdict
 }
 
-func checkOne(c spec.StateCheck, state map[string]any) run.CheckResult {
-	got, present := state[c.Key]
-	r := run.CheckResult{Got: got}
+// checkLabel writes a check the way the spec does: `priority equals "urgent"`.
+func checkLabel(c spec.StateCheck) string {
 	switch c.Op {
 	case "equals":
-		r.Check = fmt.Sprintf("%s equals %s", c.Key, jsonText(c.Equals))
-		r.OK = present && jsonEqual(got, c.Equals)
+		return c.Key + " equals " + jsonText(c.Equals)
 	case "not_equals":
-		// A key that is not set is not equal to anything.
-		r.Check = fmt.Sprintf("%s not_equals %s", c.Key, jsonText(c.NotEquals))
-		r.OK = !present || !jsonEqual(got, c.NotEquals)
+		return c.Key + " not_equals " + jsonText(c.NotEquals)
 	case "contains":
-		r.Check = fmt.Sprintf("%s contains %q", c.Key, c.Contains)
-		r.OK = present && strings.Contains(valueText(got), c.Contains)
+		return c.Key + " contains " + jsonText(c.Contains)
 	case "matches":
-		r.Check = fmt.Sprintf("%s matches %q", c.Key, c.Matches)
-		re, err := regexp.Compile(c.Matches)
-		r.OK = err == nil && present && re.MatchString(valueText(got))
+		return c.Key + " matches " + jsonText(c.Matches)
 	case "absent":
-		r.Check = c.Key + " is absent"
-		r.OK = !present
-	default:
-		r.Check = fmt.Sprintf("%s: unknown comparison %q", c.Key, c.Op)
+		return c.Key + " is absent"
 	}
-	return r
-}
-
-// jsonEqual compares two values as JSON does: 1 and 1.0 are equal, "1" and 1 are not.
-func jsonEqual(a, b any) bool { return reflect.DeepEqual(asJSON(a), asJSON(b)) }
-
-func asJSON(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return v
-	}
-	return out
+	return c.Key + " " + c.Op
 }
 
 func jsonText(v any) string {
@@ -200,49 +185,40 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// valueText is a state value as text: a string as it is, anything else as JSON.
-func valueText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return jsonText(v)
-}
-
 const (
 	maxClosing = 2000
-	// closingTail is how much of the end of stdout is read for the closing message.
-	closingTail = 64 << 10
+	// outputTail is how much of the end of stdout and stderr is read for the closing message.
+	outputTail = 1 << 20
 )
 
-var blankLine = regexp.MustCompile(`\n[ \t]*\n`)
+// closingMessage reads what the agent said at the end from its stdout and stderr, by the
+// spec's profile (probes.Extract), keeping at most maxClosing characters of it: its end,
+// where the conclusion is.
+func closingMessage(dir, profile string, exitCode int) probes.Closing {
+	c := probes.Extract(profile, readTail(filepath.Join(dir, "stdout")), readTail(filepath.Join(dir, "stderr")), exitCode)
+	if n := utf8.RuneCountInString(c.Text); n > maxClosing {
+		c.Text = "…" + string([]rune(c.Text)[n-maxClosing+1:])
+	}
+	return c
+}
 
-// closingMessage is the last paragraph of the agent's stdout, trimmed, at most
-// maxClosing characters (its end, where the conclusion is, when longer).
-func closingMessage(path string) string {
+// readTail is the last outputTail bytes of the file (nothing when it cannot be read),
+// without a character cut in half at its start.
+func readTail(path string) []byte {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > closingTail {
-		f.Seek(-closingTail, io.SeekEnd)
+	if fi, err := f.Stat(); err == nil && fi.Size() > outputTail {
+		f.Seek(-outputTail, io.SeekEnd)
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return ""
+		return nil
 	}
-	text := strings.ToValidUTF8(strings.ReplaceAll(string(b), "\r\n", "\n"), "")
-	parts := blankLine.Split(text, -1)
-	for i := len(parts) - 1; i >= 0; i-- {
-		p := strings.TrimSpace(parts[i])
-		if p == "" {
-			continue
-		}
-		if n := utf8.RuneCountInString(p); n > maxClosing {
-			r := []rune(p)
-			p = "…" + string(r[n-maxClosing+1:])
-		}
-		return p
+	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
 	}
-	return ""
+	return b
 }

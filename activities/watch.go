@@ -28,20 +28,12 @@ func (a *Activities) WatchEvents(ctx context.Context, in run.WatchInput) (run.Wa
 		log.Warn("no running hub to watch in this worker")
 		return run.WatchResult{}, nil
 	}
-	rows, cancel := lt.hub.Subscribe()
-	defer cancel()
-	w := &watcher{limits: lt.spec.Limits}
+	w := &watcher{limits: lt.spec.Limits, record: lt.record}
 
-	// Rows written before the subscription are in the record: read them, so a retried
-	// watcher, or one that started late, misses none, and skip them on the stream.
-	seen := 0
-	if l, _ := record.ReadFile(lt.record); l != nil {
-		for _, r := range l.Rows {
-			seen = r.Seq
-			if reason := w.see(r); reason != "" {
-				return a.abort(ctx, log, reason)
-			}
-		}
+	// The stream drops rows nobody reads (before the watcher started, between two
+	// attempts, or when it falls behind): the record on disk fills the gaps.
+	if reason := w.catchUp(0); reason != "" {
+		return a.abort(ctx, log, reason)
 	}
 
 	var clock <-chan time.Time
@@ -56,12 +48,15 @@ func (a *Activities) WatchEvents(ctx context.Context, in run.WatchInput) (run.Wa
 		select {
 		case <-ctx.Done():
 			return run.WatchResult{}, nil
-		case r, ok := <-rows:
+		case r, ok := <-lt.rows:
 			if !ok {
 				return run.WatchResult{}, nil // the hub closed: the trial is over
 			}
-			if r.Seq <= seen {
+			if r.Seq <= w.last {
 				continue
+			}
+			if reason := w.catchUp(r.Seq); reason != "" {
+				return a.abort(ctx, log, reason)
 			}
 			if reason := w.see(r); reason != "" {
 				return a.abort(ctx, log, reason)
@@ -91,6 +86,8 @@ func (a *Activities) abort(ctx context.Context, log *slog.Logger, reason string)
 // watcher counts what the abort rules need, row by row.
 type watcher struct {
 	limits spec.Limits
+	record string // the record's path, to read rows the stream dropped
+	last   int    // seq of the last row seen
 	calls  int
 	// failing is the tool and arguments of the last call if it failed; streak counts
 	// how many times in a row that call failed.
@@ -98,8 +95,32 @@ type watcher struct {
 	streak  int
 }
 
+// catchUp reads the rows the stream missed from the record: those after the last row
+// seen and before seq (all of them when seq is 0).
+func (w *watcher) catchUp(seq int) string {
+	if seq != 0 && seq == w.last+1 {
+		return ""
+	}
+	// A row being written as the file is read reads as corrupt: the rows before it are
+	// kept, and the stream brings it.
+	l, _ := record.ReadFile(w.record)
+	if l == nil {
+		return ""
+	}
+	for _, r := range l.Rows {
+		if r.Seq <= w.last || (seq != 0 && r.Seq >= seq) {
+			continue
+		}
+		if reason := w.see(r); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
 // see takes one record row and returns the reason to abort, or "".
 func (w *watcher) see(r record.Row) string {
+	w.last = r.Seq
 	if r.Type != record.TypeCall && r.Type != record.TypeRejected {
 		return ""
 	}

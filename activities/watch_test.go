@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -81,7 +82,13 @@ func TestWatchEvents(t *testing.T) {
 			t.Cleanup(func() { a.Teardown(context.Background(), run.TeardownInput{Trial: in, Workspace: ws}) })
 
 			done := make(chan run.WatchResult, 1)
-			go func() { done <- must[run.WatchResult](t, env, a.WatchEvents, run.WatchInput{Trial: in}) }()
+			go func() {
+				res, err := execute[run.WatchResult](t, env, a.WatchEvents, run.WatchInput{Trial: in})
+				if err != nil {
+					t.Errorf("WatchEvents: %v", err)
+				}
+				done <- res
+			}()
 			hub := a.live(in.Key()).hub
 			for _, c := range tt.calls {
 				hub.Call(context.Background(), "test", c.tool, json.RawMessage(c.args))
@@ -151,5 +158,25 @@ func TestWatcherRules(t *testing.T) {
 				t.Errorf("aborted at row %d; want %d", at, tt.abortAt)
 			}
 		})
+	}
+}
+
+// Rows the stream dropped are read back from the record.
+func TestWatcherCatchesUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "record.jsonl")
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		rec.Write(record.Row{Type: record.TypeCall, Tool: "a", Args: json.RawMessage(`{}`), IsError: true})
+	}
+	w := &watcher{limits: spec.Limits{RepeatedFailures: 4}, record: path}
+	if reason := w.see(record.Row{Type: record.TypeCall, Seq: 1, Tool: "a", Args: json.RawMessage(`{}`), IsError: true}); reason != "" {
+		t.Fatalf("aborted after one row: %s", reason)
+	}
+	// The stream brings row 5: rows 2 to 4 come from the record, and the fourth failure aborts.
+	if reason := w.catchUp(5); !strings.Contains(reason, "4 times in a row") || w.last != 4 {
+		t.Errorf("after catching up to row 5: last %d, reason %q", w.last, reason)
 	}
 }

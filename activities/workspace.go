@@ -121,7 +121,11 @@ func checkout(ctx context.Context, repo, ref, dir string) error {
 		return err
 	}
 	if ref == "" {
-		return nil
+		head, err := r.Head()
+		if err != nil {
+			return fmt.Errorf("workspace.repo: %s has no commit to check out: %w", repo, err)
+		}
+		return markBase(r, head.Hash())
 	}
 	var hash *plumbing.Hash
 	// A branch of the remote is origin/<branch> in the clone.
@@ -140,6 +144,17 @@ func checkout(ctx context.Context, repo, ref, dir string) error {
 	}
 	if err := wt.Checkout(&git.CheckoutOptions{Hash: *hash, Force: true}); err != nil {
 		return fmt.Errorf("workspace.ref: check out %s (%s): %w", ref, hash, err)
+	}
+	return markBase(r, *hash)
+}
+
+// baseRef names the commit the sandbox was checked out at, for changes.diff: the agent
+// may commit, move HEAD or switch branches, and its changes are still measured from here.
+const baseRef = "refs/chaos/base"
+
+func markBase(r *git.Repository, h plumbing.Hash) error {
+	if err := r.Storer.SetReference(plumbing.NewHashReference(baseRef, h)); err != nil {
+		return fmt.Errorf("workspace.repo: mark the checked-out commit: %w", err)
 	}
 	return nil
 }

@@ -513,3 +513,51 @@ func TestGenerateHandWritten(t *testing.T) {
 		t.Errorf("Generate error:\n got %v\nwant %s", err, wantErr)
 	}
 }
+
+// An Ajantik scenario file: auto_faults generate, its hand-written faults follow.
+func TestGenerateAjantik(t *testing.T) {
+	s, err := spec.Load("../spec/testdata/ajantik-support-ticket.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, err := Generate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type golden struct {
+		ID, Family, Tool string
+		At               int
+		Every            bool
+		SuccessPossible  bool
+	}
+	want := []golden{
+		{"clean", "", "", 0, false, true},
+		{"transient_error@read_email", "transient_error", "read_email", 1, false, true},
+		{"transient_error@update_ticket", "transient_error", "update_ticket", 1, false, true},
+		{"transient_error@get_ticket_field", "transient_error", "get_ticket_field", 1, false, true},
+		{"transient_error@list_teams", "transient_error", "list_teams", 1, false, true},
+		{"phantom_success@update_ticket", "phantom_success", "update_ticket", 1, false, true},
+		{"session_drop@update_ticket", "session_drop", "update_ticket", 1, false, false},
+		// after: 1 is kept as written, not made into at (docs/spec.md), so the first write is hit.
+		{"ticket-503", "transient_error", "update_ticket", 1, false, false},
+		{"ticket-phantom", "phantom_success", "update_ticket", 1, true, true},
+		{"email-replaced", "data_anomaly", "read_email", 1, true, true},
+	}
+	var got []golden
+	for _, c := range conds {
+		got = append(got, golden{c.ID, c.Family, c.Tool, c.At, c.Every, c.SuccessPossible})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Generate(ajantik-support-ticket.yaml):\n got %+v\nwant %+v", got, want)
+	}
+	byID := map[string]Condition{}
+	for _, c := range conds {
+		byID[c.ID] = c
+	}
+	if c := byID["ticket-503"]; c.Message != "503 Service Unavailable" || c.What != "The ticket system fails the second write once." {
+		t.Errorf("ticket-503: message %q, what %q", c.Message, c.What)
+	}
+	if c := byID["email-replaced"]; c.Reply != `{"ticket":"T-4821","body":"Never mind, all is fine."}` {
+		t.Errorf("email-replaced: reply %s", c.Reply)
+	}
+}

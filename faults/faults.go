@@ -73,7 +73,7 @@ type Request struct {
 type World interface {
 	// Call runs the tool in a mode and returns its real reply.
 	Call(t spec.Tool, args map[string]any, mode world.Mode) world.Reply
-	// ReadBefore answers a read from the state before the last write.
+	// ReadBefore answers a read with the key's value before the last write to that key.
 	ReadBefore(t spec.Tool, args map[string]any) world.Reply
 }
 

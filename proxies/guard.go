@@ -23,8 +23,8 @@ const MaxMessageBytes = 4 << 20
 //	stdin ──lines──> check ──good──> pipe ──> SDK connection ──> stdout
 //	                   └──bad──> JSON-RPC error ───────────────────┘
 //
-// A line that is not JSON, not a JSON-RPC message, or longer than MaxBytes is answered
-// with a JSON-RPC error (parse error, invalid request) and dropped.
+// A line that is not JSON, not a JSON-RPC message, a batch, or longer than MaxBytes is
+// answered with a JSON-RPC error (parse error, invalid request) and dropped.
 type GuardedTransport struct {
 	In  io.Reader
 	Out io.Writer
@@ -70,8 +70,11 @@ func guardLines(in io.Reader, good io.Writer, out io.Writer, max int, onReject f
 				if _, werr := out.Write(append(resp, '\n')); werr != nil {
 					return werr
 				}
-			} else if _, werr := good.Write(append(bytes.TrimRight(line, "\r\n"), '\n')); werr != nil {
-				return werr
+			} else {
+				// Trimmed: the SDK ends the session on any byte after a message but its newline.
+				if _, werr := good.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
+					return werr
+				}
 			}
 		}
 		if err != nil {
@@ -109,17 +112,10 @@ func CheckMessage(data []byte) ([]byte, string) {
 		return errorResponse(nil, jsonrpc.CodeParseError, "parse error: the message is not valid JSON"), "not valid JSON"
 	}
 	if len(data) > 0 && data[0] == '[' {
-		var batch []json.RawMessage
-		_ = json.Unmarshal(data, &batch)
-		if len(batch) == 0 {
-			return errorResponse(nil, jsonrpc.CodeInvalidRequest, "invalid request: empty batch"), "empty batch"
-		}
-		for _, m := range batch {
-			if resp, reason := CheckMessage(m); resp != nil {
-				return resp, reason
-			}
-		}
-		return nil, ""
+		// MCP dropped batches in 2025-06-18, and the SDK ends a session of that version
+		// or later on the first one, so they are refused here.
+		reason := "invalid request: JSON-RPC batches are not supported; send one message per line"
+		return errorResponse(nil, jsonrpc.CodeInvalidRequest, reason), reason
 	}
 	if _, err := jsonrpc.DecodeMessage(data); err != nil {
 		var probe struct {

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,8 +85,61 @@ func (h *Hub) guardHTTP(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
+		pw := &plainErrorWriter{ResponseWriter: w}
+		next.ServeHTTP(pw, r)
+		if pw.plain {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(rpcErrorFor(body, strings.TrimSpace(pw.msg.String())))
+		}
 	})
+}
+
+// plainErrorWriter holds back the SDK's plain-text 400 for a message it will not handle
+// (an unknown method, a request without params), so guardHTTP can answer it with a
+// JSON-RPC error as the stdio transport does.
+type plainErrorWriter struct {
+	http.ResponseWriter
+	plain bool
+	msg   bytes.Buffer
+}
+
+func (w *plainErrorWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.plain = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrorWriter) Write(p []byte) (int, error) {
+	if w.plain {
+		return w.msg.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer (SSE replies).
+func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// rpcErrorFor is the JSON-RPC error for the SDK's refusal msg of message body, with the
+// request's id: method not found for a method it does not handle, else invalid request.
+func rpcErrorFor(body []byte, msg string) []byte {
+	var id jsonrpc.ID
+	if m, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			id = req.ID
+		}
+	}
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if strings.HasPrefix(msg, "JSON RPC not handled") {
+		code = jsonrpc.CodeMethodNotFound
+	}
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
+	if err != nil {
+		return errorResponse(nil, code, msg)
+	}
+	return b
 }
 
 // eventsHandler streams record rows, one JSON object per line, until the hub closes.

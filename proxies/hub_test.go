@@ -13,6 +13,7 @@ import (
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
 
@@ -268,5 +269,48 @@ func TestConcurrentCalls(t *testing.T) {
 		if got := state[fmt.Sprintf("w%d", w)]; got != "24" {
 			t.Errorf("w%d = %v, want the worker's last write 24", w, got)
 		}
+	}
+}
+
+// A fault that cannot apply is an error, never a quiet no-op: the agent gets a 500 and
+// the record an error row instead of a call row.
+func TestFaultThatCannotApply(t *testing.T) {
+	s, err := spec.Parse("no-units.yaml", []byte(`
+task: Add up the orders.
+agent: {command: chaos agent scripted}
+tools:
+  - {name: read_orders, effect: none, reply: '{"orders":[{"id":"A1","amount":1}]}'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Generate offers no mixed_units here (no record has a unit); arm it by hand.
+	cond := faults.Condition{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: "read_orders", At: 1, Every: true}
+	path := filepath.Join(t.TempDir(), "record.jsonl")
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: 1, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := hub.Call(context.Background(), "stdio", "read_orders", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reason = "data anomaly mixed_units cannot apply to this reply of read_orders"
+	if want := (world.Reply{Text: `{"error":"chaos: ` + reason + `"}`, IsError: true, Status: 500}); reply != want {
+		t.Errorf("reply %+v, want %+v", reply, want)
+	}
+	hub.Close("done")
+	l := readRecord(t, path)
+	want := []record.Row{
+		{Type: record.TypeError, Seq: 2, Tool: "read_orders", Args: json.RawMessage(`{}`), Reason: reason},
+		// The call is counted though it has no call row, and the fault did not fire.
+		{Type: record.TypeSessionEnd, Seq: 3, Reason: "done", Calls: 1},
+	}
+	if got := withoutTimes(t, l.Rows[1:]); !reflect.DeepEqual(got, want) {
+		t.Errorf("record:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -92,28 +92,33 @@ func newPipes() pipes {
 	return p
 }
 
-// runWall runs serve (ServeStdio or Bridge) over pipes and returns its error channel,
-// which receives once serve returns. At cleanup the client's end is closed and the
-// test waits for the wall to stop.
-func runWall(tb testing.TB, serve func(ctx context.Context, in io.Reader, out io.Writer) error) (pipes, <-chan error) {
+// served is a wall running over pipes: done is closed when it returns err.
+type served struct {
+	done chan struct{}
+	err  error
+}
+
+// runWall runs serve (ServeStdio or Bridge) over pipes. At cleanup the client's end is
+// closed and the test waits for the wall to stop.
+func runWall(tb testing.TB, serve func(ctx context.Context, in io.Reader, out io.Writer) error) (pipes, *served) {
 	tb.Helper()
 	p := newPipes()
-	done := make(chan error, 1)
+	w := &served{done: make(chan struct{})}
 	go func() {
-		err := serve(context.Background(), p.serverIn, p.serverOut)
+		w.err = serve(context.Background(), p.serverIn, p.serverOut)
 		p.serverOut.Close()
-		done <- err
+		close(w.done)
 	}()
 	tb.Cleanup(func() {
 		p.clientOut.Close()
 		p.clientIn.Close()
 		select {
-		case <-done:
+		case <-w.done:
 		case <-time.After(10 * time.Second):
 			tb.Error("the wall did not stop after its stdin was closed")
 		}
 	})
-	return p, done
+	return p, w
 }
 
 // connect connects the SDK's client over t, closing the session at cleanup.

@@ -186,6 +186,15 @@ type TrialResult struct {
 	// Claim is the judge's reading of the closing message: claimed, not_claimed, unclear.
 	Claim   string `json:"claim,omitempty"`
 	Closing string `json:"closing,omitempty"`
+	// ClaimReason is the judge's one-line reason; ClaimBy names the judge ("rules", "model:NAME").
+	ClaimReason string `json:"claim_reason,omitempty"`
+	ClaimBy     string `json:"claim_by,omitempty"`
+	// Profile is how the closing message was read (generic, claude-code, codex, goose, scripted).
+	Profile string `json:"profile,omitempty"`
+	// Infra is an infrastructure failure the profile spotted (no verdict).
+	Infra string `json:"infra,omitempty"`
+	// VerdictWhy says why the verdict is what it is.
+	VerdictWhy string `json:"verdict_why,omitempty"`
 	// Verdict is world x claim (see package report).
 	Verdict         string        `json:"verdict"`
 	SuccessPossible bool          `json:"success_possible"`

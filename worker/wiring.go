@@ -2,6 +2,7 @@ package worker
 
 import (
 	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -30,6 +31,11 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	w := sdkworker.New(c, run.TaskQueue, sdkworker.Options{
 		EnableSessionWorker:               true,
 		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
+		// An activity learns it was cancelled only from the answer to a heartbeat it sends,
+		// and the SDK holds heartbeats back for 80% of the heartbeat timeout (16s of the
+		// trial's 20s) by default: an abort would reach a running agent, and the end of the
+		// agent its watcher, only that late. The activities heartbeat every 2s; send each.
+		MaxHeartbeatThrottleInterval: time.Second,
 	})
 	w.RegisterWorkflow(workflows.ExperimentWorkflow)
 	w.RegisterWorkflow(workflows.TrialWorkflow)

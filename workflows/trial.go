@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -22,6 +23,18 @@ const (
 	heartbeatTimeout = 20 * time.Second
 	defaultAgentTime = 5 * time.Minute
 )
+
+// ErrWorkerLost is the error type a trial ends with when the worker that held its session
+// is gone: the experiment's retry policy runs the trial again, from a fresh folder.
+const ErrWorkerLost = "worker_lost"
+
+// watcherNotAwaited is the workflow.GetVersion change id of not waiting for WatchEvents
+// to acknowledge its cancel once the agent is done.
+const watcherNotAwaited = "watcher-not-awaited"
+
+// retryOnLostWorker is the workflow.GetVersion change id of ending an attempt whose worker
+// was lost with ErrWorkerLost (before: the trial was recorded as failed).
+const retryOnLostWorker = "retry-trial-on-lost-worker"
 
 // TrialWorkflow runs one trial:
 //
@@ -48,14 +61,44 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	defer workflow.CompleteSession(sess)
 
 	setupCtx := workflow.WithActivityOptions(sess, workflow.ActivityOptions{
-		StartToCloseTimeout: setupTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad_input"}},
+		// Verify and Teardown run in contexts the session's failure does not cancel: a
+		// worker that died after they were scheduled must not keep them queued for ever.
+		ScheduleToStartTimeout: setupTimeout,
+		StartToCloseTimeout:    setupTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad_input"}},
 	})
+
+	// A worker that was killed (or cut off for longer than the heartbeat timeout) takes the
+	// hub, the agent and the session with it: its session fails, or an activity on it stops
+	// heartbeating. Nothing of this attempt can run any more, Teardown included, and its
+	// evidence is incomplete; the attempt ends with ErrWorkerLost and is run again.
+	workerLost := false
+	lost := func(err error) bool {
+		var timeout *temporal.TimeoutError
+		gone := workflow.GetSessionInfo(sess).SessionState == workflow.SessionStateFailed ||
+			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
+				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
+		if gone && workflow.GetVersion(ctx, retryOnLostWorker, workflow.DefaultVersion, 1) == 1 {
+			workerLost = true
+		}
+		return workerLost
+	}
+	retry := func(stage string, err error) (TrialResult, error) {
+		msg := "the worker running the trial was lost during " + stage
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		logger.Warn(msg, "trial", in.Trial.ID)
+		return TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
+	}
 
 	var ws Workspace
 	var abortReason string
 	teardownReason := "agent exited"
 	defer func() {
+		if workerLost {
+			return // its hub died with its worker; the next attempt starts afresh
+		}
 		// Teardown always runs, on the same session, even when the trial was cancelled.
 		dctx, cancel := workflow.NewDisconnectedContext(setupCtx)
 		defer cancel()
@@ -72,10 +115,16 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	}
 
 	if err := workflow.ExecuteActivity(setupCtx, a.PrepareWorkspace, in).Get(ctx, &ws); err != nil {
+		if lost(err) {
+			return retry("prepare workspace", err)
+		}
 		return fail("prepare workspace", err)
 	}
 	var hub HubInfo
 	if err := workflow.ExecuteActivity(setupCtx, a.StartHub, AgentInput{Trial: in, Workspace: ws}).Get(ctx, &hub); err != nil {
+		if lost(err) {
+			return retry("start hub", err)
+		}
 		return fail("start hub", err)
 	}
 
@@ -87,7 +136,14 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	watchCtx, cancelWatch := workflow.WithCancel(agentCtx)
+	// The watcher has nothing left to watch once the agent is done, and hears of its cancel
+	// only with its next heartbeat (every 2s): the trial does not wait for that. Runs
+	// started before this change did.
+	watchOpts := workflow.GetActivityOptions(agentCtx)
+	if workflow.GetVersion(ctx, watcherNotAwaited, workflow.DefaultVersion, 1) == 1 {
+		watchOpts.WaitForCancellation = false
+	}
+	watchCtx, cancelWatch := workflow.WithCancel(workflow.WithActivityOptions(agentCtx, watchOpts))
 	agentFut := workflow.ExecuteActivity(agentCtx, a.RunAgent, AgentInput{Trial: in, Workspace: ws, Hub: hub})
 	watchFut := workflow.ExecuteActivity(watchCtx, a.WatchEvents, WatchInput{Trial: in})
 
@@ -118,6 +174,9 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	}
 	cancelWatch()
 	_ = watchFut.Get(watchCtx, nil)
+	if lost(agentErr) {
+		return retry("run agent", agentErr)
+	}
 
 	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
 	switch {
@@ -141,7 +200,11 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(setupCtx)
 	defer cancel()
-	return verifyTrial(vctx, verify, result)
+	res, err := verifyTrial(vctx, verify, result)
+	if res.Outcome == OutcomeFailed && lost(nil) {
+		return retry("verify", nil)
+	}
+	return res, err
 }
 
 func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult) (TrialResult, error) {

@@ -1,0 +1,179 @@
+package activities
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+func TestVerifyWithoutAGoodRecord(t *testing.T) {
+	tests := []struct {
+		name   string
+		record string // "" for no record file
+		want   string
+	}{
+		{"missing", "", "the trial has no record"},
+		{"corrupt", `{"type":"session_start","seq":1}` + "\n{not json\n", "corrupt record row"},
+		{"no session start", `{"type":"call","seq":1,"tool":"read_email"}` + "\n", "no session_start row"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, env := newActivities(t)
+			in := trialInput(t, exampleYAML(t), examplePath, "clean", "agent")
+			ws := run.Workspace{TrialDir: t.TempDir(), Dir: t.TempDir()}
+			if tt.record != "" {
+				os.WriteFile(filepath.Join(ws.TrialDir, "record.jsonl"), []byte(tt.record), 0o644)
+			}
+			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &run.AgentResult{}})
+			if res.Outcome != run.OutcomeFailed || !strings.Contains(res.Reason, tt.want) || res.WorldOK {
+				t.Errorf("outcome %s, reason %q, world ok %v; want failed saying %q", res.Outcome, res.Reason, res.WorldOK, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(ws.TrialDir, "result.json")); err != nil {
+				t.Errorf("no result.json: %v", err)
+			}
+		})
+	}
+}
+
+// Verify after the hub is gone reads the final state and counts from the record.
+func TestVerifyFromTheRecord(t *testing.T) {
+	possible := false
+	rows := []record.Row{
+		{Type: record.TypeSessionStart, InitialState: map[string]any{"priority": "normal", "team": "accounts"}, SuccessPossible: &possible},
+		{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "accounts"}, Hit: &record.Hit{Fired: true}},
+		{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "payments"}},
+	}
+	tests := []struct {
+		name    string
+		end     *record.Row
+		rows    int
+		worldOK bool
+		calls   int
+	}{
+		{"state of the session end", &record.Row{FinalState: map[string]any{"priority": "urgent", "team": "payments"}, Calls: 7, Fired: 3}, 3, true, 7},
+		{"state after the last call", nil, 3, true, 2},
+		{"state after the first call", nil, 2, false, 1},
+		{"initial state", nil, 1, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, env := newActivities(t)
+			in := trialInput(t, exampleYAML(t), examplePath, "phantom_success@update_ticket", "agent")
+			ws := run.Workspace{TrialDir: t.TempDir()}
+			w, err := record.Open(filepath.Join(ws.TrialDir, "record.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows[:tt.rows] {
+				w.Write(r)
+			}
+			if tt.end != nil {
+				w.Close(*tt.end)
+			}
+			os.WriteFile(filepath.Join(ws.TrialDir, "stdout"), []byte("progress\n\nfirst paragraph\n  \nDone. I set it.\nSTATUS: ok\n\n"), 0o644)
+			agent := &run.AgentResult{ExitCode: 0, Duration: time.Second}
+			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: agent, Aborted: "the agent made more than 40 tool calls"})
+			if res.Outcome != run.OutcomeAborted || res.Reason != "the agent made more than 40 tool calls" {
+				t.Errorf("outcome %s %q; want aborted with the reason", res.Outcome, res.Reason)
+			}
+			if res.WorldOK != tt.worldOK || res.Calls != tt.calls || res.SuccessPossible || res.Duration != time.Second {
+				t.Errorf("world ok %v, calls %d, success possible %v, duration %s; want %v, %d, false, 1s (checks %+v)",
+					res.WorldOK, res.Calls, res.SuccessPossible, res.Duration, tt.worldOK, tt.calls, res.Checks)
+			}
+			if res.Closing != "Done. I set it.\nSTATUS: ok" {
+				t.Errorf("closing %q", res.Closing)
+			}
+		})
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	tests := []struct {
+		in   run.VerifyInput
+		want string
+	}{
+		{run.VerifyInput{Agent: &run.AgentResult{}}, run.OutcomeCompleted},
+		{run.VerifyInput{Agent: &run.AgentResult{TimedOut: true}}, run.OutcomeTimedOut},
+		{run.VerifyInput{Agent: &run.AgentResult{TimedOut: true}, Aborted: "x"}, run.OutcomeAborted},
+		{run.VerifyInput{Agent: &run.AgentResult{}, Aborted: "x", Failure: "y"}, run.OutcomeFailed},
+	}
+	for _, tt := range tests {
+		if got, _ := outcome(tt.in); got != tt.want {
+			t.Errorf("outcome(%+v) = %s; want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The checks' comparisons are probes.StateCheck's; this is how their results read.
+func TestCheckState(t *testing.T) {
+	state := map[string]any{"n": 1.0, "s": "1", "text": "routed to payments"}
+	tests := []struct {
+		check spec.StateCheck
+		label string
+		ok    bool
+	}{
+		{spec.StateCheck{Key: "n", Op: "equals", Equals: 1}, `n equals 1`, true},
+		{spec.StateCheck{Key: "s", Op: "equals", Equals: 1}, `s equals 1`, false},
+		{spec.StateCheck{Key: "missing", Op: "not_equals", NotEquals: 1}, `missing not_equals 1`, true},
+		{spec.StateCheck{Key: "text", Op: "contains", Contains: "payments"}, `text contains "payments"`, true},
+		{spec.StateCheck{Key: "text", Op: "matches", Matches: `^payments`}, `text matches "^payments"`, false},
+		{spec.StateCheck{Key: "missing", Op: "absent", Absent: true}, `missing is absent`, true},
+	}
+	for _, tt := range tests {
+		got, ok, why := checkState([]spec.StateCheck{tt.check}, state)
+		if len(got) != 1 || got[0].Check != tt.label || got[0].OK != tt.ok || ok != tt.ok || why != "" || !reflect.DeepEqual(got[0].Got, state[tt.check.Key]) {
+			t.Errorf("%+v: %+v, %v, %q; want %q ok=%v", tt.check, got, ok, why, tt.label, tt.ok)
+		}
+	}
+	if _, ok, why := checkState([]spec.StateCheck{{Key: "s", Op: "matches", Matches: "("}}, state); ok || why == "" {
+		t.Errorf("a check that cannot run: ok %v, no verdict %q", ok, why)
+	}
+	if _, ok, _ := checkState(nil, state); !ok {
+		t.Error("no checks: the world is not ok")
+	}
+}
+
+func TestClosingMessage(t *testing.T) {
+	long := strings.Repeat("é", 3000) + " the end"
+	tests := []struct {
+		profile, stdout, want string
+	}{
+		{"generic", "", ""},
+		{"generic", "one line\n", "one line"},
+		{"generic", "a\r\n\r\nb\r\nSTATUS: ok\r\n", "b\nSTATUS: ok"},
+		{"generic", "x\n\n" + long + "\n\n \n", "…" + string([]rune(long)[len([]rune(long))-maxClosing+1:])},
+		{"scripted", "call a\n\nDone.\nSTATUS: ok\n", "call a\n\nDone.\nSTATUS: ok"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "stdout"), []byte(tt.stdout), 0o644)
+		got := closingMessage(dir, tt.profile, 0).Text
+		if got != tt.want {
+			t.Errorf("closing of %.40q = %.60q; want %.60q", tt.stdout, got, tt.want)
+		}
+		if n := len([]rune(got)); n > maxClosing {
+			t.Errorf("closing has %d characters", n)
+		}
+	}
+}
+
+// A trial whose workspace was never prepared still gets its result, in its folder.
+func TestVerifyUnpreparedTrial(t *testing.T) {
+	a, env := newActivities(t)
+	in := trialInput(t, exampleYAML(t), examplePath, "clean", "agent")
+	res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Failure: "prepare workspace: the disk is full"})
+	if res.Outcome != run.OutcomeFailed || res.Reason != "prepare workspace: the disk is full" || res.WorldOK {
+		t.Errorf("outcome %s %q, world ok %v", res.Outcome, res.Reason, res.WorldOK)
+	}
+	want := filepath.Join(in.OutDir, "trials", filepath.FromSlash(in.Trial.ID))
+	if _, err := os.Stat(filepath.Join(want, "result.json")); err != nil || res.Dir != want {
+		t.Errorf("dir %s, result.json: %v; want it in %s", res.Dir, err, want)
+	}
+}

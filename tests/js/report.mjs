@@ -1,0 +1,55 @@
+// Opens a chaos report in Debian's Chromium (headless), clicks the first matrix cell and
+// its first trial, checks that the recorded calls appear, and takes a screenshot.
+//
+//   node report.mjs REPORT_HTML SCREENSHOT_PNG
+//
+// Prints a JSON summary on stdout; exits non-zero when something is missing.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [reportPath, shotPath] = process.argv.slice(2);
+if (!reportPath || !shotPath) {
+  console.error("usage: node report.mjs REPORT_HTML SCREENSHOT_PNG");
+  process.exit(2);
+}
+const profile = mkdtempSync(join(tmpdir(), "chaos-chromium-"));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--no-first-run", "--disable-sync", "--disable-quic"],
+});
+const out = { requests: [] };
+try {
+  const page = browser.pages()[0] || (await browser.newPage());
+  // The report must not reach the network: record every request that is not the file itself.
+  page.on("request", (r) => { if (!r.url().startsWith("file:")) out.requests.push(r.url()); });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(pathToFileURL(reportPath).href);
+  out.title = await page.title();
+  out.cells = await page.locator("td.cell").count();
+  const wanted = process.env.CHAOS_CELL_CONDITION;
+  const cell = wanted ? page.locator(`td.cell[data-condition="${wanted}"]`).first() : page.locator("td.cell").first();
+  out.cellText = (await cell.innerText()).replace(/\s+/g, " ").trim();
+  await cell.click();
+  await page.waitForSelector("#trials-table tr.trial");
+  out.trials = await page.locator("#trials-table tr.trial").count();
+  await page.locator("#trials-table tr.trial").first().click();
+  await page.waitForSelector("#calls-table tr.call");
+  out.calls = await page.locator("#calls-table tr.call").count();
+  out.firedRows = await page.locator("#calls-table tr.call.fired").count();
+  out.callTools = await page.locator("#calls-table tr.call td:nth-child(2)").allInnerTexts();
+  out.closing = await page.locator("#trialpanel .closing").innerText();
+  out.agreement = await page.locator("#agreement").innerText();
+  out.errors = errors;
+  await page.screenshot({ path: shotPath, fullPage: true });
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
+if (out.requests.length || out.errors.length || !out.calls) process.exit(1);

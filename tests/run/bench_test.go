@@ -1,0 +1,63 @@
+package run_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkTrialOverhead is the harness's own cost per trial: trials whose agent is `true`
+// (it starts and exits at once), against a plain loop that starts `sh -c true` as many
+// times, which is the process the harness starts for each trial.
+//
+// What is timed, and why: one `chaos server` (the embedded Temporal server on SQLite with
+// its worker in the same process, as `chaos run` runs it by default) is started once,
+// before the timer: starting a server is a cost per run at most, never per trial. Each
+// sub-benchmark then submits one run of b.N trials (the clean condition, b.N replicates)
+// with the chaos binary, `chaos run --temporal ADDR -- true`, and times it from the
+// command's start to its exit: what a user waits for. That includes everything a trial
+// goes through (workflow and activity round trips through Temporal and SQLite, the
+// workspace, the hub, the agent's process group, the watcher, Verify, Teardown) and, once
+// per run, the CLI's start and Aggregate, spread over the b.N trials; run it with a fixed
+// -benchtime such as 20x. At concurrency 4, ns/trial is the run's time over its trials:
+// the cost of a trial when four share the machine.
+//
+//	go test ./tests/run -run '^$' -bench TrialOverhead -benchtime 20x
+func BenchmarkTrialOverhead(b *testing.B) {
+	env := testEnv(b)
+	data := b.TempDir()
+	srv := startServer(b, env, data, -1)
+
+	b.Run("baseline", func(b *testing.B) {
+		for range b.N {
+			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/trial")
+	})
+	for _, concurrency := range []int{1, 4} {
+		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
+			out := filepath.Join(b.TempDir(), "out")
+			b.ResetTimer()
+			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data,
+				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency), "--", "true")
+			b.StopTimer()
+			r.mustSucceed(b, "chaos run")
+			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+
+			start := time.Now()
+			for range b.N {
+				if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			baseline := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			b.ReportMetric(perTrial, "ns/trial")
+			b.ReportMetric(baseline, "baseline-ns/trial")
+			b.ReportMetric(perTrial/baseline, "x-baseline")
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package run_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// TestRunEndToEnd runs the support-ticket example, every condition once, with the blind
+// reference agent on the embedded server, and reads the run folder; then the ways `chaos
+// run` refuses to start.
+func TestRunEndToEnd(t *testing.T) {
+	env := testEnv(t)
+	conds := conditionIDs(t, env, exampleSpec)
+	if len(conds) != 19 {
+		t.Fatalf("the example has %d conditions, want 19: %v", len(conds), conds)
+	}
+	const concurrency = 4
+	planLine := fmt.Sprintf("plan %d trials of support-ticket: %d conditions x 1 replicates, concurrency %d", len(conds), len(conds), concurrency)
+
+	t.Run("every condition", func(t *testing.T) {
+		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--data-dir", data, "--out", out,
+			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
+		r.mustSucceed(t, "chaos run")
+		if first, _, _ := strings.Cut(r.stdout, "\n"); first != planLine {
+			t.Errorf("first line: %q\nwant        %q", first, planLine)
+		}
+		runIDOf(t, r.stdout)
+
+		ids := trialIDs(conds)
+		results := readVerdicts(t, out, ids)
+		if dirs := trialFolders(t, out); len(dirs) != len(ids) {
+			t.Errorf("%d trial folders, want one per planned trial (%d): %v", len(dirs), len(ids), dirs)
+		}
+		for _, id := range ids {
+			checkTrialFolder(t, out, id)
+			if r := results[id]; r.Outcome != run.OutcomeCompleted {
+				t.Errorf("trial %s: outcome %q (%s), want %s", id, r.Outcome, r.Reason, run.OutcomeCompleted)
+			}
+		}
+		// The blind agent writes what the task asks; only the clean trial must end right.
+		if !results["main/clean/1"].WorldOK {
+			t.Errorf("the clean trial's world is wrong: %+v", results["main/clean/1"].Checks)
+		}
+		if results["main/phantom_success@update_ticket/1"].WorldOK {
+			t.Errorf("the phantom_success trial's world is right: the fault did not take")
+		}
+
+		var m struct {
+			Plan     string `json:"plan"`
+			Trials   int    `json:"trials"`
+			Finished int    `json:"finished"`
+		}
+		b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("manifest.json: %v", err)
+		}
+		if m.Plan != planLine || m.Trials != len(ids) || m.Finished != len(ids) {
+			t.Errorf("manifest.json: plan %q, %d trials, %d finished; want %q, %d, %d", m.Plan, m.Trials, m.Finished, planLine, len(ids), len(ids))
+		}
+		if !exists(filepath.Join(out, "summary.txt")) {
+			t.Error("no summary.txt")
+		}
+	})
+
+	t.Run("dry run starts nothing", func(t *testing.T) {
+		data, out := filepath.Join(t.TempDir(), "data"), filepath.Join(t.TempDir(), "out")
+		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--dry-run", "--data-dir", data, "--out", out,
+			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
+		r.mustSucceed(t, "chaos run --dry-run")
+		if r.stdout != planLine+"\n" {
+			t.Errorf("stdout: %q\nwant    %q", r.stdout, planLine+"\n")
+		}
+		for _, dir := range []string{out, data} {
+			if exists(dir) {
+				t.Errorf("--dry-run created %s", dir)
+			}
+		}
+	})
+
+	// A spec with a problem: the example with a misspelt fault family, reported at its line.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	badLine := writeMisspeltSpec(t, bad)
+	tests := []struct {
+		name string
+		args []string
+		want []*regexp.Regexp
+	}{{
+		name: "spec with a problem",
+		args: []string{bad},
+		want: []*regexp.Regexp{regexp.MustCompile(`(?m)^chaos: ` + regexp.QuoteMeta(bad) + fmt.Sprintf(`:%d: unknown fault family "phantom_sucess"`, badLine))},
+	}, {
+		name: "unknown condition",
+		args: []string{exampleSpec, "--only", "nope"},
+		want: conditionsListed(conds),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, out := filepath.Join(t.TempDir(), "data"), filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run"}, tc.args...)
+			args = append(args, "--data-dir", data, "--out", out, "--", blindAgent())
+			r := runChaos(t, env, runTimeout, args...)
+			if r.code != 1 {
+				t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, re := range tc.want {
+				if !re.MatchString(r.stderr) {
+					t.Errorf("stderr does not match %s:\n%s", re, r.stderr)
+				}
+			}
+			if exists(out) {
+				t.Errorf("a refused run created its folder %s", out)
+			}
+		})
+	}
+}
+
+// writeMisspeltSpec writes the example with "faults: [all]" misspelt to path and returns
+// that line's number.
+func writeMisspeltSpec(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	line, found := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if text == "faults: [all]" {
+			text, found = "faults: [phantom_sucess]", line
+		}
+		out.WriteString(text + "\n")
+	}
+	if found == 0 {
+		t.Fatal(`the example has no "faults: [all]" line to misspell`)
+	}
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// conditionsListed matches the --only message and every known condition in it.
+func conditionsListed(conds []string) []*regexp.Regexp {
+	res := []*regexp.Regexp{regexp.MustCompile(`--only "nope": no such condition in support-ticket \(conditions: `)}
+	for _, c := range conds {
+		res = append(res, regexp.MustCompile(`[ (]`+regexp.QuoteMeta(c)+`[,)]`))
+	}
+	return res
+}

@@ -1,0 +1,104 @@
+package run_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// TestWebUI starts `chaos server` with its web UI on a free port, runs a small experiment
+// on it, and finds the run and its trials in the UI's API and in `chaos runs`.
+func TestWebUI(t *testing.T) {
+	env := testEnv(t)
+	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	srv := startServer(t, env, data, 0)
+	if srv.ui == "" {
+		t.Fatalf("chaos server printed no web UI address:\n%s", srv.proc.stdout)
+	}
+	if code, body := get(t, srv.ui); code != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", srv.ui, code, body)
+	}
+
+	conds := []string{"clean", "phantom_success@update_ticket"}
+	r := runChaos(t, env, runTimeout, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
+		"--reps", "1", "--only", strings.Join(conds, ","), "--", blindAgent())
+	r.mustSucceed(t, "chaos run --temporal")
+	runID := runIDOf(t, r.stdout)
+	experiment := run.ExperimentWorkflowID(runID)
+
+	type execution struct {
+		Execution struct {
+			WorkflowID string `json:"workflowId"`
+		} `json:"execution"`
+		Type struct {
+			Name string `json:"name"`
+		} `json:"type"`
+		ParentExecution *struct {
+			WorkflowID string `json:"workflowId"`
+		} `json:"parentExecution"`
+	}
+	api := srv.ui + "/api/v1/namespaces/default/workflows"
+	want := map[string]string{experiment: "ExperimentWorkflow"}
+	for _, id := range trialIDs(conds) {
+		want[run.TrialWorkflowID(runID, id)] = "TrialWorkflow"
+	}
+	var missing []string
+	// Visibility is written just after the workflows close.
+	waitFor(t, 30*time.Second, "the run's workflows in "+api, func() bool {
+		code, body := get(t, api)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", api, code, body)
+		}
+		var list struct {
+			Executions []execution `json:"executions"`
+		}
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatalf("GET %s: %v\n%s", api, err, body)
+		}
+		got := map[string]execution{}
+		for _, e := range list.Executions {
+			got[e.Execution.WorkflowID] = e
+		}
+		missing = nil
+		for id, typ := range want {
+			e, ok := got[id]
+			switch {
+			case !ok:
+				missing = append(missing, id+" is not listed")
+			case e.Type.Name != typ:
+				t.Fatalf("%s is a %s, want %s", id, e.Type.Name, typ)
+			case typ == "TrialWorkflow" && (e.ParentExecution == nil || e.ParentExecution.WorkflowID != experiment):
+				t.Fatalf("trial %s is not a child of %s: %+v", id, experiment, e.ParentExecution)
+			}
+		}
+		return len(missing) == 0
+	})
+
+	runs := runChaos(t, env, time.Minute, "runs", "--temporal", srv.addr, "--data-dir", data)
+	runs.mustSucceed(t, "chaos runs")
+	if !strings.Contains(runs.stdout, runID+" ") || !strings.Contains(runs.stdout, "completed") {
+		t.Errorf("chaos runs does not list run %s as completed:\n%s", runID, runs.stdout)
+	}
+}
+
+// get fetches url and returns the status code and the body.
+func get(t testing.TB, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(b)
+}
