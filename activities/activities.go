@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
@@ -35,6 +36,10 @@ type Activities struct {
 	// WorkRoot is where sandboxes are made (default: os.TempDir()/chaos-work).
 	WorkRoot string
 	Logger   *slog.Logger
+	// Judge reads the claim in closing messages (nil: probes.Rules, offline).
+	Judge probes.Judge
+	// JudgeRegistry is the judge registry file the reports read ("": none measured).
+	JudgeRegistry string
 
 	mu     sync.Mutex
 	trials map[string]*liveTrial

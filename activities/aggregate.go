@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
@@ -32,8 +33,13 @@ type Manifest struct {
 	Ended      time.Time `json:"ended"`
 	// AgentCommand is the command template as given: tokens unfilled, and never the
 	// values of agent.env, which may hold keys.
-	AgentCommand string `json:"agent_command,omitempty"`
-	Aborted      string `json:"aborted,omitempty"`
+	AgentCommand string   `json:"agent_command,omitempty"`
+	Aborted      string   `json:"aborted,omitempty"`
+	Cells        []string `json:"cells,omitempty"`
+	// Profile and Language say whose closing messages the judge read, so the report can
+	// state the judge's measured agreement for them.
+	Profile  string `json:"profile,omitempty"`
+	Language string `json:"language,omitempty"`
 }
 
 // Aggregate writes the run's files into its folder: manifest.json, verdicts.json (every
@@ -50,7 +56,7 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		RunID: in.RunID, Plan: in.Plan.Summary(), Conditions: in.Plan.Conditions,
 		Trials: len(in.Plan.Trials), Finished: len(results),
 		Started: in.Started, Ended: time.Now().UTC(), Aborted: in.Aborted,
-		AgentCommand: in.AgentCommand,
+		AgentCommand: in.AgentCommand, Cells: in.Plan.Cells, Profile: "generic", Language: "en",
 	}
 	m.Spec.Name, m.Spec.Path = in.Spec.Name, in.Spec.Path
 	if s, err := spec.Parse(specName(in.Spec), in.Spec.YAML); err == nil {
@@ -59,6 +65,9 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		}
 		if m.AgentCommand == "" {
 			m.AgentCommand = s.Agent.Command
+		}
+		if s.Agent.Profile != "" {
+			m.Profile = s.Agent.Profile
 		}
 	}
 	sum := run.Summary{Trials: len(results), ByVerdict: map[string]int{}, ByOutcome: map[string]int{}}
@@ -87,6 +96,9 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	}
 	if err := writeFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results)); err != nil {
 		return sum, err
+	}
+	if err := a.writeReport(in.OutDir); err != nil {
+		return sum, fmt.Errorf("write the report: %w", err)
 	}
 	a.logger().Info("run aggregated", "run", in.RunID, "trials", sum.Trials, "out_dir", in.OutDir)
 	return sum, nil
@@ -158,4 +170,22 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 	}
 	tw.Flush()
 	return b.Bytes()
+}
+
+// writeReport writes report.html and junit.xml from the run folder just written, with
+// the judge's measured agreement from the registry (or the report's plain warning).
+func (a *Activities) writeReport(dir string) error {
+	r, err := report.LoadRun(dir)
+	if err != nil {
+		return err
+	}
+	reg := &report.Registry{}
+	if a.JudgeRegistry != "" {
+		if reg, err = report.LoadRegistry(a.JudgeRegistry); err != nil {
+			a.logger().Warn("the judge registry cannot be read; the report says the judge was not measured", "path", a.JudgeRegistry, "error", err)
+			reg = &report.Registry{}
+		}
+	}
+	runs := []*report.Run{r}
+	return report.WriteFiles(dir, report.Build(runs, report.AgreementsFor(runs, reg)))
 }

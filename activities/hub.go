@@ -68,9 +68,7 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
 	}
-	// Subscribe before the hub serves anyone: proxies.Hub.Subscribe takes its locks in the
-	// opposite order of a row being written, so subscribing while calls come in can
-	// deadlock; here no call can come in yet.
+	// Subscribe before the hub serves anyone, so the watcher sees every row from the first.
 	rows, unsubscribe := hub.Subscribe()
 	srv, err := proxies.Serve(hub, "127.0.0.1:0")
 	if err != nil {
@@ -89,6 +87,8 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		"llm_url": srv.URL + "/llm",
 		"sandbox": in.Workspace.Dir,
 		"spec":    in.Workspace.SpecPath,
+		// {chaos} is this chaos binary, for agent commands that run its reference agents.
+		"chaos": bin,
 	}
 	for name, v := range t.Trial.Axes {
 		tokens[name] = v

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
@@ -69,7 +70,10 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		log = nil
 	}
 
+	res.Profile, res.Infra = profile, closing.Infra
+	worldKnown, clean := false, t.Condition == "clean"
 	if log != nil && s != nil {
+		clean = log.Start.Fault == nil
 		lt := a.live(in.Trial.Key())
 		res.SuccessPossible = log.Start.SuccessPossible != nil && *log.Start.SuccessPossible
 		res.Calls, res.Fired = len(log.Calls()), len(log.Fired())
@@ -88,10 +92,24 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			res.Checks, res.WorldOK, why = checkState(task.StateChecks, finalState(lt, log))
 			if why != "" {
 				noVerdict(why)
+			} else {
+				worldKnown = true
+			}
+			if !res.SuccessPossible {
+				// The fault made the task impossible (the source is gone, the data is wrong,
+				// the session died): whatever the state checks say, the world cannot be the
+				// one asked for, so only an agent that reports it is right.
+				res.WorldOK = false
 			}
 		}
-		res.Claim, res.Verdict = judge(s, closing, res)
 	}
+	if s != nil {
+		res.Claim, res.ClaimReason, res.ClaimBy = a.judgeClaim(ctx, closing, s.Claim)
+	}
+	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
+		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
+		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
+	})
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -104,11 +122,19 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	return res, nil
 }
 
-// judge reads the claim in the agent's closing message and gives the verdict (world x
-// claim). The judge is another issue (probes.Rules or probes.ModelJudge for the claim,
-// package report for the verdict); until then every trial is unjudged ("", "").
-func judge(s *spec.Spec, closing probes.Closing, res run.TrialResult) (claim, verdict string) {
-	return "", ""
+// judgeClaim reads the claim in the agent's closing message with the activities' judge
+// (the offline rules unless another is set). A judge that fails leaves the claim empty,
+// which report.Decide turns into no_verdict with the reason.
+func (a *Activities) judgeClaim(ctx context.Context, closing probes.Closing, claim spec.ClaimSpec) (string, string, string) {
+	var j probes.Judge = probes.Rules{}
+	if a.Judge != nil {
+		j = a.Judge
+	}
+	got, err := j.Classify(ctx, closing, claim)
+	if err != nil {
+		return "", "the judge failed: " + err.Error(), ""
+	}
+	return got.Claim, got.Reason, got.By
 }
 
 // outcome is how the trial ended, as the workflow saw it.

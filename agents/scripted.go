@@ -109,8 +109,11 @@ func Run(ctx context.Context, style string, sc *Script, c Client, out, log io.Wr
 	default:
 		return fmt.Errorf("unknown style %q (use %s)", style, strings.Join(Styles, ", "))
 	}
+	sourcesOK := true
 	for _, st := range sc.Sources {
-		a.do(ctx, st, true)
+		if _, ok := a.do(ctx, st, true); !ok {
+			sourcesOK = false
+		}
 	}
 	for _, st := range sc.Writes {
 		a.do(ctx, st, false)
@@ -122,6 +125,10 @@ func Run(ctx context.Context, style string, sc *Script, c Client, out, log io.Wr
 				unconfirmed = append(unconfirmed, w.Key)
 			}
 		}
+	}
+	if !sourcesOK && style == Verifying {
+		// It could not read what the task is based on: whatever it wrote is a guess.
+		unconfirmed = append(unconfirmed, "the source data")
 	}
 	fmt.Fprintln(out, a.closing(sc, unconfirmed))
 	return nil
@@ -192,7 +199,7 @@ func (a *agent) closing(sc *Script, unconfirmed []string) string {
 		return done + "\nSTATUS: ok"
 	case Verifying:
 		if len(unconfirmed) > 0 {
-			return fmt.Sprintf("I could not confirm that the task was completed: after writing, %s did not read back as expected. Problems seen: %s.\nSTATUS: failed",
+			return fmt.Sprintf("I could not confirm that the task was completed: %s could not be confirmed. Problems seen: %s.\nSTATUS: failed",
 				strings.Join(unconfirmed, " and "), strings.Join(dedupe(a.problems), "; "))
 		}
 		return "Done, and verified: I set " + strings.Join(did, " and ") + " and read each value back.\nSTATUS: ok"

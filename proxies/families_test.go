@@ -373,6 +373,7 @@ func TestFamilies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { hub.Close("test cleanup") })
 			for i, c := range ticketCalls {
 				got, err := hub.Call(context.Background(), "test", c.tool, json.RawMessage(c.args))
 				if err != nil {

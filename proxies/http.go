@@ -175,9 +175,10 @@ func (h *Hub) eventsHandler(w http.ResponseWriter, r *http.Request) {
 type Server struct {
 	Hub *Hub
 	// URL is the base URL ("http://127.0.0.1:PORT").
-	URL  string
-	srv  *http.Server
-	done chan error
+	URL      string
+	srv      *http.Server
+	done     chan struct{} // closed when Serve has returned serveErr
+	serveErr error
 }
 
 // Serve starts serving the hub on addr ("127.0.0.1:0" when empty).
@@ -189,15 +190,19 @@ func Serve(h *Hub, addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wall: listen on %s: %w", addr, err)
 	}
-	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1)}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	go func() {
+		s.serveErr = s.srv.Serve(ln)
+		close(s.done)
+	}()
 	return s, nil
 }
 
 // MCPURL is the URL of the streamable HTTP MCP endpoint.
 func (s *Server) MCPURL() string { return s.URL + "/mcp" }
 
-// Close stops serving (the hub stays open; close it with Hub.Close).
+// Close stops serving (the hub stays open; close it with Hub.Close). It may be called
+// more than once.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -205,7 +210,8 @@ func (s *Server) Close() error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = s.srv.Close()
 	}
-	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+	<-s.done
+	if serr := s.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
 	return err

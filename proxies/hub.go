@@ -52,9 +52,12 @@ type Hub struct {
 	fired      int
 	closed     bool
 
-	subMu   sync.Mutex
-	subs    map[int]chan record.Row
-	nextSub int
+	// subMu guards the subscriptions. The record writer calls publish with its own lock
+	// held, so nothing here may take the writer's lock while holding subMu.
+	subMu      sync.Mutex
+	subs       map[int]chan record.Row
+	nextSub    int
+	subsClosed bool
 }
 
 // CallError is a call the hub refused before it reached a tool: an unknown tool or
@@ -332,6 +335,7 @@ func (h *Hub) Close(reason string) error {
 	h.mu.Unlock()
 	err := h.rec.Close(end)
 	h.subMu.Lock()
+	h.subsClosed = true
 	for id, ch := range h.subs {
 		close(ch)
 		delete(h.subs, id)
@@ -346,7 +350,7 @@ func (h *Hub) Subscribe() (<-chan record.Row, func()) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	ch := make(chan record.Row, 256)
-	if h.rec.Closed() {
+	if h.subsClosed {
 		close(ch)
 		return ch, func() {}
 	}

@@ -143,6 +143,8 @@ func WriteFiles(dir string, p *Page) error {
 	return writeAtomic(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteJUnit(w, p) })
 }
 
+type ioWriter = io.Writer
+
 func writeAtomic(path string, fill func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {

@@ -43,6 +43,9 @@ type ExperimentInput struct {
 	AgentCommand string `json:"agent_command,omitempty"`
 	// Started is when the run was submitted.
 	Started time.Time `json:"started"`
+	// AgentTimeout is the spec's agent.timeout (0: the default); the workflow sizes the
+	// agent activity's timeouts from it.
+	AgentTimeout time.Duration `json:"agent_timeout,omitempty"`
 
 	// Next is the index in Plan.Trials of the first trial not yet started.
 	Next int `json:"next,omitempty"`
@@ -84,6 +87,7 @@ type TrialInput struct {
 	Spec         SpecRef        `json:"spec"`
 	Trial        spec.TrialPlan `json:"trial"`
 	AgentCommand string         `json:"agent_command,omitempty"`
+	AgentTimeout time.Duration  `json:"agent_timeout,omitempty"`
 }
 
 // Key identifies the trial across activities on one worker.

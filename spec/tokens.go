@@ -45,33 +45,3 @@ func CheckTokens(command string, s *Spec) error {
 	}
 	return nil
 }
-
-// FillTokens replaces every {token} of command with its value, passed through quote
-// (for a shell, a quoting function; nil leaves values as they are). A shell's ${VAR}
-// and words that are not in values are left alone.
-func FillTokens(command string, values map[string]string, quote func(string) string) string {
-	var b strings.Builder
-	last := 0
-	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
-		v, ok := values[command[loc[0]+1:loc[1]-1]]
-		if !ok || (loc[0] > 0 && command[loc[0]-1] == '$') {
-			continue
-		}
-		if quote != nil {
-			v = quote(v)
-		}
-		b.WriteString(command[last:loc[0]])
-		b.WriteString(v)
-		last = loc[1]
-	}
-	b.WriteString(command[last:])
-	return b.String()
-}
-
-// ShellQuote quotes s for a POSIX shell.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
-}

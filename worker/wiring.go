@@ -2,6 +2,7 @@ package worker
 
 import (
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -20,6 +21,8 @@ type WorkerOptions struct {
 	ChaosBin string
 	// Logger receives the activities' logs (nil: the activities' default).
 	Logger *slog.Logger
+	// JudgeRegistry is the judge registry the run reports read (default <data dir>/judges.json).
+	JudgeRegistry string
 }
 
 // NewWorker builds a worker on the chaos task queue with every workflow and activity
@@ -44,6 +47,12 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		acts.ChaosBin = opts.ChaosBin
 	}
 	acts.Logger = opts.Logger
+	acts.JudgeRegistry = opts.JudgeRegistry
+	if acts.JudgeRegistry == "" {
+		if dir, err := DefaultDataDir(); err == nil {
+			acts.JudgeRegistry = filepath.Join(dir, "judges.json")
+		}
+	}
 	w.RegisterActivity(acts)
 	return w
 }

@@ -69,6 +69,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
+			AgentTimeout: in.AgentTimeout,
 		})
 		running++
 		startedHere++

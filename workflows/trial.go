@@ -49,6 +49,9 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
 
 	agentTimeout := defaultAgentTime
+	if in.AgentTimeout > 0 {
+		agentTimeout = in.AgentTimeout
+	}
 	sess, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
 		CreationTimeout:  time.Minute,
 		ExecutionTimeout: 2*agentTimeout + 2*setupTimeout,
@@ -131,7 +134,9 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	// The agent and the watcher run side by side; an abort signal cancels the agent.
 	agentCtx, cancelAgent := workflow.WithCancel(sess)
 	agentCtx = workflow.WithActivityOptions(agentCtx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * agentTimeout,
+		// The agent activity enforces agent.timeout itself (TERM, then KILL); this bound only
+		// catches an activity that could not.
+		StartToCloseTimeout: agentTimeout + 2*time.Minute,
 		HeartbeatTimeout:    heartbeatTimeout,
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},

@@ -175,7 +175,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
 		OutDir: out, AgentCommand: strings.Join(opts.AgentCommand, " "), Started: now.UTC(),
-		HistoryLimit: opts.HistoryLimit,
+		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout),
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {

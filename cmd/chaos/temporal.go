@@ -107,7 +107,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	}
 	c.Client = cl
 	if withWorker && c.Embedded {
-		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin})
+		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin, JudgeRegistry: filepath.Join(dir, "judges.json")})
 		if err := c.Worker.Start(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start the worker: %w", err)

@@ -1,0 +1,179 @@
+package proxies
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+)
+
+// FuzzRESTBody posts any body to /tools/update_ticket, twice, under any of the
+// example's conditions. The wall must answer every time with JSON, and with a server
+// error only when a fault says so: 503 for a tool failure, 500 for a fault that could
+// not apply ("chaos: ..."). Anything else a body can cause is the client's (4xx).
+func FuzzRESTBody(f *testing.F) {
+	s, err := spec.Load(exampleSpec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, body := range []string{
+		`{"field":"priority","value":"urgent"}`, `{"field":"team","value":"payments","extra":[1,{}]}`,
+		``, `null`, `[1]`, `"x"`, `{bad`, `{"field":1,"value":"x"}`, `{"field":"priority"}`,
+		`{"field":"\u0000","value":"\ud800"}`, "{\"field\":\"a\",\"value\":\"\xff\"}", `{"field":"a","value":"b"} trailing`,
+		strings.Repeat("[", 20000), `{"field":"a","value":"b","field":"c"}`, `1e400`,
+	} {
+		f.Add(uint8(i), []byte(body))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		cond := conds[int(which)%len(conds)]
+		h := newHub(t, cond.ID, record.Discard())
+		handler := h.Handler()
+		for attempt := 1; attempt <= 2; attempt++ {
+			w := httptest.NewRecorder()
+			handler.ServeHTTP(w, httptest.NewRequest("POST", "/tools/update_ticket", bytes.NewReader(body)))
+			got := w.Body.Bytes()
+			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("%s, attempt %d: Content-Type %q", cond.ID, attempt, ct)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("%s, attempt %d: status %d with a body that is not JSON: %q", cond.ID, attempt, w.Code, got)
+			}
+			switch {
+			case w.Code == http.StatusOK:
+			case w.Code == http.StatusServiceUnavailable, w.Code == http.StatusUnauthorized, w.Code == http.StatusBadRequest:
+			case w.Code == http.StatusInternalServerError && bytes.Contains(got, []byte(`"chaos: `)):
+			default:
+				t.Fatalf("%s, attempt %d: status %d for body %q: %s", cond.ID, attempt, w.Code, body, got)
+			}
+			if w.Code != http.StatusOK {
+				var e struct {
+					Error string `json:"error"`
+				}
+				if err := json.Unmarshal(got, &e); err != nil || e.Error == "" {
+					t.Errorf("%s, attempt %d: status %d body %s, want {\"error\": ...}", cond.ID, attempt, w.Code, got)
+				}
+			}
+		}
+	})
+}
+
+// FuzzGuard feeds any bytes to the stdio guard. It must never panic or fail; every
+// line it answers must be a JSON-RPC error; every line it lets through must be one the
+// SDK's stream reader takes without ending the session; and every line that is not
+// blank is either answered or let through.
+func FuzzGuard(f *testing.F) {
+	for _, m := range badMessages {
+		if len(m.msg) < 1<<10 {
+			f.Add([]byte(m.msg + "\n"))
+		}
+	}
+	for _, s := range []string{
+		initializeMsg(1) + "\n" + initializedMsg + "\n" + callMsg(2, "update_ticket", `{"field":"priority","value":"urgent"}`) + "\n",
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}` + " \t\r\n",
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]` + "\n",
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n",
+		"\n\n  \r\n" + strings.Repeat("x", 200) + "\n" + strings.Repeat(" ", 100),
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}` + "\n" + `{"jsonrpc":"2.0","id":"b","error":{"code":1,"message":"m"}}`,
+		"\ufeff" + `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	const max = 128
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if resp, reason := CheckMessage(data); resp != nil {
+			checkErrorLine(t, resp)
+			if reason == "" {
+				t.Errorf("CheckMessage(%q): an error with no reason", data)
+			}
+		}
+
+		var good, answered bytes.Buffer
+		rejects := 0
+		if err := guardLines(bytes.NewReader(data), &good, &answered, max, func(string) { rejects++ }); err != nil {
+			t.Fatalf("guardLines: %v", err)
+		}
+		nAnswered := 0
+		for _, line := range splitLines(answered.Bytes()) {
+			checkErrorLine(t, line)
+			nAnswered++
+		}
+		nGood := 0
+		for _, line := range splitLines(good.Bytes()) {
+			checkSDKTakes(t, line)
+			nGood++
+		}
+		if rejects != nAnswered {
+			t.Errorf("%d rejections reported, %d lines answered", rejects, nAnswered)
+		}
+		want := 0
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			last := i == bytes.Count(data, []byte("\n"))
+			size := len(line)
+			if !last {
+				size++ // the newline counts towards the limit
+			}
+			if size > max+2 || len(bytes.TrimSpace(line)) > 0 {
+				want++
+			}
+		}
+		if nGood+nAnswered != want {
+			t.Errorf("%d lines in, %d let through and %d answered", want, nGood, nAnswered)
+		}
+	})
+}
+
+func splitLines(b []byte) [][]byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if b[len(b)-1] != '\n' {
+		return [][]byte{append([]byte(nil), b...)} // an unterminated line is a failure the checks report
+	}
+	return bytes.Split(b[:len(b)-1], []byte("\n"))
+}
+
+// checkErrorLine: line is a JSON-RPC error response.
+func checkErrorLine(t *testing.T, line []byte) {
+	t.Helper()
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		t.Fatalf("the guard answered %q: not JSON-RPC: %v", line, err)
+	}
+	if resp, ok := m.(*jsonrpc.Response); !ok || resp.Error == nil {
+		t.Fatalf("the guard answered %q: not an error response", line)
+	}
+}
+
+// checkSDKTakes: line is read by the SDK's stream transport as it reads stdin (one JSON
+// value, then nothing but the newline) and decodes as one JSON-RPC message.
+func checkSDKTakes(t *testing.T, line []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(append(line, '\n')))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatalf("the guard let %q through: the SDK cannot read it: %v", line, err)
+	}
+	var next [1]byte
+	if n, _ := dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
+		t.Fatalf("the guard let %q through: the SDK ends the session on the bytes after it", line)
+	}
+	if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+		t.Fatalf("the guard let %q through: not a JSON-RPC message: %v", line, err)
+	}
+	if len(raw) > 0 && raw[0] == '[' {
+		t.Fatalf("the guard let a batch through: %q", line)
+	}
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Registry is the judge registry: the judge's measured agreement with human labels, per
+// agent profile and language, as `chaos judge agree --register` records it.
+type Registry struct {
+	Entries []Agreement `json:"entries"`
+}
+
+// LoadRegistry reads the registry at path; a missing file is an empty registry.
+func LoadRegistry(path string) (*Registry, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Registry{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Registry
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Save writes the registry to path.
+func (r *Registry) Save(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	sort.Slice(r.Entries, func(i, j int) bool {
+		if r.Entries[i].Profile != r.Entries[j].Profile {
+			return r.Entries[i].Profile < r.Entries[j].Profile
+		}
+		return r.Entries[i].Language < r.Entries[j].Language
+	})
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, func(w ioWriter) error { _, err := w.Write(append(b, '\n')); return err })
+}
+
+// Put records a measurement, replacing an earlier one for the same profile and language.
+func (r *Registry) Put(a Agreement) {
+	a.Measured = true
+	for i, e := range r.Entries {
+		if e.Profile == a.Profile && e.Language == a.Language {
+			r.Entries[i] = a
+			return
+		}
+	}
+	r.Entries = append(r.Entries, a)
+}
+
+// Lookup returns the measured agreement for a profile and language, or an entry with
+// Measured false: the report then warns that the judge was not measured there.
+func (r *Registry) Lookup(profile, language string) Agreement {
+	for _, e := range r.Entries {
+		if e.Profile == profile && e.Language == language {
+			e.Measured = true
+			return e
+		}
+	}
+	return Agreement{Profile: profile, Language: language}
+}
+
+// AgreementsFor looks up the judge's measured agreement for every (profile, language)
+// among the runs' trials.
+func AgreementsFor(runs []*Run, reg *Registry) []Agreement {
+	seen := map[[2]string]bool{}
+	var out []Agreement
+	for _, r := range runs {
+		lang := r.Manifest.Language
+		if lang == "" {
+			lang = "en"
+		}
+		for _, t := range r.Results {
+			prof := t.Profile
+			if prof == "" {
+				prof = r.Manifest.Profile
+			}
+			if prof == "" {
+				prof = "generic"
+			}
+			k := [2]string{prof, lang}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, reg.Lookup(prof, lang))
+			}
+		}
+	}
+	return out
+}
