@@ -40,8 +40,8 @@ func armed(tb testing.TB, family, variant, tool string, at int, every bool) Cond
 	return c
 }
 
-// trial counts positions the way the hub does, with every write succeeding.
-type trial struct {
+// posCounter counts positions the way the hub does, with every write succeeding.
+type posCounter struct {
 	condTool   string
 	calls      map[string]int
 	sinceWrite map[string]int
@@ -49,11 +49,11 @@ type trial struct {
 	wrote      bool
 }
 
-func newTrial(condTool string) *trial {
-	return &trial{condTool: condTool, calls: map[string]int{}, sinceWrite: map[string]int{}}
+func newPosCounter(condTool string) *posCounter {
+	return &posCounter{condTool: condTool, calls: map[string]int{}, sinceWrite: map[string]int{}}
 }
 
-func (tr *trial) next(tool string) Position {
+func (tr *posCounter) next(tool string) Position {
 	t, _ := decideSpec.ToolByName(tool)
 	tr.calls[tool]++
 	if tr.wrote {
@@ -70,8 +70,8 @@ func (tr *trial) next(tool string) Position {
 }
 
 // fires lists the 1-based places in seq at which c fires.
-func fires(seed int64, c Condition, seq []string) []int {
-	tr := newTrial(c.Tool)
+func firesAt(seed int64, c Condition, seq []string) []int {
+	tr := newPosCounter(c.Tool)
 	var out []int
 	for i, tool := range seq {
 		if Decide(seed, c, tr.next(tool)) {
@@ -82,19 +82,19 @@ func fires(seed int64, c Condition, seq []string) []int {
 }
 
 const (
-	src   = "read_orders"
-	upd   = "update_ticket"
-	get   = "get_ticket_field"
-	other = "notify_customer"
+	toolSrc   = "read_orders"
+	toolUpd   = "update_ticket"
+	toolGet   = "get_ticket_field"
+	toolOther = "notify_customer"
 )
 
 func TestDecide(t *testing.T) {
 	// trip is a trial that reads, writes twice, reads back, and writes with another tool:
 	//
-	//	1 src  2 upd  3 get  4 upd  5 get  6 src  7 other  8 upd  9 get
-	trip := []string{src, upd, get, upd, get, src, other, upd, get}
+	//	1 source  2 write  3 read  4 write  5 read  6 source  7 other write  8 write  9 read
+	trip := []string{toolSrc, toolUpd, toolGet, toolUpd, toolGet, toolSrc, toolOther, toolUpd, toolGet}
 	// readFirst reads back before anything was written.
-	readFirst := []string{get, get, upd, get, get}
+	readFirst := []string{toolGet, toolGet, toolUpd, toolGet, toolGet}
 	tests := []struct {
 		name    string
 		family  string
@@ -105,47 +105,47 @@ func TestDecide(t *testing.T) {
 		seq     []string
 		want    []int
 	}{
-		{name: "phantom success: first call only", family: "phantom_success", tool: upd, seq: trip, want: []int{2}},
-		{name: "phantom success #2", family: "phantom_success", tool: upd, at: 2, seq: trip, want: []int{4}},
-		{name: "phantom success every call from the 2nd", family: "phantom_success", tool: upd, at: 2, every: true, seq: trip, want: []int{4, 8}},
-		{name: "phantom failure: first call only", family: "phantom_failure", tool: upd, seq: trip, want: []int{2}},
-		{name: "phantom failure #3", family: "phantom_failure", tool: upd, at: 3, seq: trip, want: []int{8}},
-		{name: "transient error on a source", family: "transient_error", tool: src, seq: trip, want: []int{1}},
-		{name: "transient error on a write", family: "transient_error", tool: upd, seq: trip, want: []int{2}},
-		{name: "transient error on a read", family: "transient_error", tool: get, seq: trip, want: []int{3}},
-		{name: "transient error #2 on a read", family: "transient_error", tool: get, at: 2, seq: trip, want: []int{5}},
-		{name: "transient error #4 never reached", family: "transient_error", tool: get, at: 4, seq: trip, want: nil},
-		{name: "permanent error on a source: every call", family: "permanent_error", tool: src, seq: trip, want: []int{1, 6}},
-		{name: "permanent error on a write: every call", family: "permanent_error", tool: upd, seq: trip, want: []int{2, 4, 8}},
-		{name: "permanent error on a read: every call", family: "permanent_error", tool: get, seq: trip, want: []int{3, 5, 9}},
-		{name: "permanent error #2: every call from the 2nd", family: "permanent_error", tool: upd, at: 2, seq: trip, want: []int{4, 8}},
-		{name: "session drop: every tool from the 2nd call to the target", family: "session_drop", tool: upd, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
-		{name: "session drop #1 still starts at the 2nd", family: "session_drop", tool: upd, at: 1, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
-		{name: "session drop #3", family: "session_drop", tool: upd, at: 3, seq: trip, want: []int{8, 9}},
-		{name: "session drop: one call to the target never drops", family: "session_drop", tool: upd, seq: []string{src, upd, get, get, src}, want: nil},
-		{name: "truncated reply on a source", family: "truncated_reply", tool: src, seq: trip, want: []int{1}},
-		{name: "truncated reply #2 on a source", family: "truncated_reply", tool: src, at: 2, seq: trip, want: []int{6}},
-		{name: "truncated reply on a read", family: "truncated_reply", tool: get, seq: trip, want: []int{3}},
-		{name: "premature read on a source", family: "premature_read", tool: src, seq: trip, want: []int{1}},
-		{name: "premature read on a read", family: "premature_read", tool: get, seq: trip, want: []int{3}},
-		{name: "stale read: first read after a write", family: "stale_read", tool: get, seq: trip, want: []int{3}},
-		{name: "stale read #2 after a write", family: "stale_read", tool: get, at: 2, seq: trip, want: []int{5}},
-		{name: "stale read every read after a write", family: "stale_read", tool: get, every: true, seq: trip, want: []int{3, 5, 9}},
-		{name: "stale read: reads before any write are not hit", family: "stale_read", tool: get, seq: readFirst, want: []int{4}},
-		{name: "stale read #2 counts only reads after the write", family: "stale_read", tool: get, at: 2, seq: readFirst, want: []int{5}},
-		{name: "transient error on a read is counted from the start", family: "transient_error", tool: get, seq: readFirst, want: []int{1}},
-		{name: "data anomaly: every call", family: "data_anomaly", variant: "mixed_units", tool: src, seq: trip, want: []int{1, 6}},
-		{name: "data anomaly #2: every call from the 2nd", family: "data_anomaly", variant: "stale_date", tool: src, at: 2, seq: trip, want: []int{6}},
-		{name: "context switch: writes from the 2nd target call, any write tool", family: "context_switch", tool: upd, seq: trip, want: []int{4, 7, 8}},
-		{name: "context switch #3", family: "context_switch", tool: upd, at: 3, seq: trip, want: []int{8}},
-		{name: "empty success: first call only", family: "empty_success", tool: upd, seq: trip, want: []int{2}},
-		{name: "empty success #2", family: "empty_success", tool: upd, at: 2, seq: trip, want: []int{4}},
+		{name: "phantom success: first call only", family: "phantom_success", tool: toolUpd, seq: trip, want: []int{2}},
+		{name: "phantom success #2", family: "phantom_success", tool: toolUpd, at: 2, seq: trip, want: []int{4}},
+		{name: "phantom success every call from the 2nd", family: "phantom_success", tool: toolUpd, at: 2, every: true, seq: trip, want: []int{4, 8}},
+		{name: "phantom failure: first call only", family: "phantom_failure", tool: toolUpd, seq: trip, want: []int{2}},
+		{name: "phantom failure #3", family: "phantom_failure", tool: toolUpd, at: 3, seq: trip, want: []int{8}},
+		{name: "transient error on a source", family: "transient_error", tool: toolSrc, seq: trip, want: []int{1}},
+		{name: "transient error on a write", family: "transient_error", tool: toolUpd, seq: trip, want: []int{2}},
+		{name: "transient error on a read", family: "transient_error", tool: toolGet, seq: trip, want: []int{3}},
+		{name: "transient error #2 on a read", family: "transient_error", tool: toolGet, at: 2, seq: trip, want: []int{5}},
+		{name: "transient error #4 never reached", family: "transient_error", tool: toolGet, at: 4, seq: trip, want: nil},
+		{name: "permanent error on a source: every call", family: "permanent_error", tool: toolSrc, seq: trip, want: []int{1, 6}},
+		{name: "permanent error on a write: every call", family: "permanent_error", tool: toolUpd, seq: trip, want: []int{2, 4, 8}},
+		{name: "permanent error on a read: every call", family: "permanent_error", tool: toolGet, seq: trip, want: []int{3, 5, 9}},
+		{name: "permanent error #2: every call from the 2nd", family: "permanent_error", tool: toolUpd, at: 2, seq: trip, want: []int{4, 8}},
+		{name: "session drop: every tool from the 2nd call to the target", family: "session_drop", tool: toolUpd, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
+		{name: "session drop #1 still starts at the 2nd", family: "session_drop", tool: toolUpd, at: 1, seq: trip, want: []int{4, 5, 6, 7, 8, 9}},
+		{name: "session drop #3", family: "session_drop", tool: toolUpd, at: 3, seq: trip, want: []int{8, 9}},
+		{name: "session drop: one call to the target never drops", family: "session_drop", tool: toolUpd, seq: []string{toolSrc, toolUpd, toolGet, toolGet, toolSrc}, want: nil},
+		{name: "truncated reply on a source", family: "truncated_reply", tool: toolSrc, seq: trip, want: []int{1}},
+		{name: "truncated reply #2 on a source", family: "truncated_reply", tool: toolSrc, at: 2, seq: trip, want: []int{6}},
+		{name: "truncated reply on a read", family: "truncated_reply", tool: toolGet, seq: trip, want: []int{3}},
+		{name: "premature read on a source", family: "premature_read", tool: toolSrc, seq: trip, want: []int{1}},
+		{name: "premature read on a read", family: "premature_read", tool: toolGet, seq: trip, want: []int{3}},
+		{name: "stale read: first read after a write", family: "stale_read", tool: toolGet, seq: trip, want: []int{3}},
+		{name: "stale read #2 after a write", family: "stale_read", tool: toolGet, at: 2, seq: trip, want: []int{5}},
+		{name: "stale read every read after a write", family: "stale_read", tool: toolGet, every: true, seq: trip, want: []int{3, 5, 9}},
+		{name: "stale read: reads before any write are not hit", family: "stale_read", tool: toolGet, seq: readFirst, want: []int{4}},
+		{name: "stale read #2 counts only reads after the write", family: "stale_read", tool: toolGet, at: 2, seq: readFirst, want: []int{5}},
+		{name: "transient error on a read is counted from the start", family: "transient_error", tool: toolGet, seq: readFirst, want: []int{1}},
+		{name: "data anomaly: every call", family: "data_anomaly", variant: "mixed_units", tool: toolSrc, seq: trip, want: []int{1, 6}},
+		{name: "data anomaly #2: every call from the 2nd", family: "data_anomaly", variant: "stale_date", tool: toolSrc, at: 2, seq: trip, want: []int{6}},
+		{name: "context switch: writes from the 2nd target call, any write tool", family: "context_switch", tool: toolUpd, seq: trip, want: []int{4, 7, 8}},
+		{name: "context switch #3", family: "context_switch", tool: toolUpd, at: 3, seq: trip, want: []int{8}},
+		{name: "empty success: first call only", family: "empty_success", tool: toolUpd, seq: trip, want: []int{2}},
+		{name: "empty success #2", family: "empty_success", tool: toolUpd, at: 2, seq: trip, want: []int{4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := armed(t, tt.family, tt.variant, tt.tool, tt.at, tt.every)
 			for _, seed := range []int64{0, 7, -3} {
-				if got := fires(seed, c, tt.seq); !slices.Equal(got, tt.want) {
+				if got := firesAt(seed, c, tt.seq); !slices.Equal(got, tt.want) {
 					t.Errorf("seed %d, %s on %v: fires at %v, want %v", seed, c.ID, tt.seq, got, tt.want)
 				}
 			}
@@ -169,10 +169,10 @@ func TestDecideNeverFires(t *testing.T) {
 		c    Condition
 		pos  Position
 	}{
-		{"clean", Condition{ID: CleanID, SuccessPossible: true}, Position{Tool: upd, Write: true, Call: 1, Target: 1}},
-		{"unknown family", Condition{ID: "no_such@update_ticket", Family: "no_such", Tool: upd, At: 1}, Position{Tool: upd, Write: true, Call: 1, Target: 1}},
-		{"a call to another tool", armed(t, "phantom_success", "", upd, 1, false), Position{Tool: other, Write: true, Call: 1}},
-		{"a read under context switch", armed(t, "context_switch", "", upd, 1, false), Position{Tool: get, Call: 5, Target: 5, SinceWrite: 4}},
+		{"clean", Condition{ID: CleanID, SuccessPossible: true}, Position{Tool: toolUpd, Write: true, Call: 1, Target: 1}},
+		{"unknown family", Condition{ID: "no_such@update_ticket", Family: "no_such", Tool: toolUpd, At: 1}, Position{Tool: toolUpd, Write: true, Call: 1, Target: 1}},
+		{"a call to another tool", armed(t, "phantom_success", "", toolUpd, 1, false), Position{Tool: toolOther, Write: true, Call: 1}},
+		{"a read under context switch", armed(t, "context_switch", "", toolUpd, 1, false), Position{Tool: toolGet, Call: 5, Target: 5, SinceWrite: 4}},
 	}
 	for _, tt := range tests {
 		if Decide(1, tt.c, tt.pos) {
@@ -183,11 +183,11 @@ func TestDecideNeverFires(t *testing.T) {
 
 func TestDecideRate(t *testing.T) {
 	const n = 10000
-	c := armed(t, "permanent_error", "", src, 1, false)
+	c := armed(t, "permanent_error", "", toolSrc, 1, false)
 	draw := func(seed int64, c Condition) []bool {
 		out := make([]bool, n)
 		for i := range out {
-			out[i] = Decide(seed, c, Position{Tool: src, Call: i + 1, Target: i + 1})
+			out[i] = Decide(seed, c, Position{Tool: toolSrc, Call: i + 1, Target: i + 1})
 		}
 		return out
 	}
@@ -254,26 +254,26 @@ func TestDecideRate(t *testing.T) {
 func TestDecideIgnoresOtherTools(t *testing.T) {
 	alone := make([]string, 60)
 	for i := range alone {
-		alone[i] = src
+		alone[i] = toolSrc
 	}
 	var mixed []string
-	others := [][]string{{upd}, {get, get}, {}, {other, upd, get}, {get}}
+	others := [][]string{{toolUpd}, {toolGet, toolGet}, {}, {toolOther, toolUpd, toolGet}, {toolGet}}
 	for i := range alone {
 		mixed = append(mixed, others[i%len(others)]...)
-		mixed = append(mixed, src)
+		mixed = append(mixed, toolSrc)
 	}
 	for _, c := range []Condition{
-		armed(t, "transient_error", "", src, 1, true),
-		armed(t, "permanent_error", "", src, 1, false),
-		armed(t, "truncated_reply", "", src, 2, true),
-		armed(t, "premature_read", "", src, 1, true),
-		armed(t, "data_anomaly", "duplicate_record", src, 1, false),
+		armed(t, "transient_error", "", toolSrc, 1, true),
+		armed(t, "permanent_error", "", toolSrc, 1, false),
+		armed(t, "truncated_reply", "", toolSrc, 2, true),
+		armed(t, "premature_read", "", toolSrc, 1, true),
+		armed(t, "data_anomaly", "duplicate_record", toolSrc, 1, false),
 	} {
 		for _, rate := range []float64{0, 0.5} {
 			c.Rate = rate
 			for _, seed := range []int64{1, 7, 99} {
 				onTarget := func(seq []string) []bool {
-					tr := newTrial(c.Tool)
+					tr := newPosCounter(c.Tool)
 					var out []bool
 					for _, tool := range seq {
 						pos := tr.next(tool)
@@ -294,13 +294,13 @@ func TestDecideIgnoresOtherTools(t *testing.T) {
 
 // The same n-th call, with different counts of the write-related fields, draws the same.
 func TestDecideRateUsesTheCallsOwnPosition(t *testing.T) {
-	c := armed(t, "transient_error", "", src, 1, true)
+	c := armed(t, "transient_error", "", toolSrc, 1, true)
 	c.Rate = 0.5
 	for seed := range int64(20) {
 		for call := 1; call <= 20; call++ {
-			base := Decide(seed, c, Position{Tool: src, Call: call, Target: call})
+			base := Decide(seed, c, Position{Tool: toolSrc, Call: call, Target: call})
 			for _, sw := range []int{1, 3, call} {
-				if got := Decide(seed, c, Position{Tool: src, Call: call, Target: call, SinceWrite: sw}); got != base {
+				if got := Decide(seed, c, Position{Tool: toolSrc, Call: call, Target: call, SinceWrite: sw}); got != base {
 					t.Fatalf("seed %d call %d: SinceWrite %d changed the decision from %v to %v", seed, call, sw, base, got)
 				}
 			}
@@ -477,9 +477,9 @@ func TestGenerateHandWritten(t *testing.T) {
 	s := *decideSpec
 	s.Faults = []string{"phantom_success", "data_anomaly"}
 	s.Conditions = []spec.ConditionSpec{
-		{ID: "ticket-503", Family: "transient_error", Tool: upd, At: 2, Message: "503 down"},
-		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: upd, Every: true, Description: "every write vanishes"},
-		{ID: "email-replaced", Family: "data_anomaly", Tool: src, Reply: `{"orders":[]}`, SuccessPossible: &yes},
+		{ID: "ticket-503", Family: "transient_error", Tool: toolUpd, At: 2, Message: "503 down"},
+		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: toolUpd, Every: true, Description: "every write vanishes"},
+		{ID: "email-replaced", Family: "data_anomaly", Tool: toolSrc, Reply: `{"orders":[]}`, SuccessPossible: &yes},
 	}
 	conds, err := Generate(&s)
 	if err != nil {
@@ -487,15 +487,15 @@ func TestGenerateHandWritten(t *testing.T) {
 	}
 	want := []Condition{
 		{ID: "clean", SuccessPossible: true, What: "no fault: the tools behave"},
-		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: upd, At: 1, Every: true, SuccessPossible: true, What: "every write vanishes"},
-		{ID: "phantom_success@notify_customer", Family: "phantom_success", Tool: other, At: 1, SuccessPossible: true, What: "the first call to notify_customer: answered success, nothing stored"},
-		{ID: "data_anomaly.cancelled_record@read_orders", Family: "data_anomaly", Variant: "cancelled_record", Tool: src, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change"},
-		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: src, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
-		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
-		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed"},
-		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: src, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
-		{ID: "ticket-503", Family: "transient_error", Tool: upd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
-		{ID: "email-replaced", Family: "data_anomaly", Tool: src, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
+		{ID: "phantom_success@update_ticket", Family: "phantom_success", Tool: toolUpd, At: 1, Every: true, SuccessPossible: true, What: "every write vanishes"},
+		{ID: "phantom_success@notify_customer", Family: "phantom_success", Tool: toolOther, At: 1, SuccessPossible: true, What: "the first call to notify_customer: answered success, nothing stored"},
+		{ID: "data_anomaly.cancelled_record@read_orders", Family: "data_anomaly", Variant: "cancelled_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change"},
+		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
+		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
+		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed"},
+		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
+		{ID: "ticket-503", Family: "transient_error", Tool: toolUpd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
+		{ID: "email-replaced", Family: "data_anomaly", Tool: toolSrc, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
 	}
 	if !reflect.DeepEqual(conds, want) {
 		t.Errorf("Generate:\n got %+v\nwant %+v", conds, want)
@@ -503,7 +503,7 @@ func TestGenerateHandWritten(t *testing.T) {
 
 	s.Conditions = []spec.ConditionSpec{
 		{ID: "bad-tool", Family: "transient_error", Tool: "nope"},
-		{ID: "bad-effect", Family: "phantom_success", Tool: get},
+		{ID: "bad-effect", Family: "phantom_success", Tool: toolGet},
 	}
 	s.Path = "spec.yaml"
 	_, err = Generate(&s)

@@ -145,15 +145,28 @@ func splitLines(b []byte) [][]byte {
 	return bytes.Split(b[:len(b)-1], []byte("\n"))
 }
 
-// checkErrorLine: line is a JSON-RPC error response.
+// checkErrorLine: line is a JSON-RPC 2.0 error response, with the id member present
+// (null when the request's id could not be read).
 func checkErrorLine(t *testing.T, line []byte) {
 	t.Helper()
-	m, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		t.Fatalf("the guard answered %q: not JSON-RPC: %v", line, err)
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+		Error   *jsonrpc.Error  `json:"error"`
 	}
-	if resp, ok := m.(*jsonrpc.Response); !ok || resp.Error == nil {
-		t.Fatalf("the guard answered %q: not an error response", line)
+	if err := json.Unmarshal(line, &resp); err != nil {
+		t.Fatalf("the guard answered %q: not JSON: %v", line, err)
+	}
+	var id any
+	_ = json.Unmarshal(resp.ID, &id)
+	switch id.(type) {
+	case nil, string, float64:
+	default:
+		t.Fatalf("the guard answered %q: the id is not null, a string or a number", line)
+	}
+	if resp.JSONRPC != "2.0" || resp.ID == nil || resp.Result != nil || resp.Error == nil || resp.Error.Code == 0 || resp.Error.Message == "" {
+		t.Fatalf("the guard answered %q: not a JSON-RPC 2.0 error response", line)
 	}
 }
 

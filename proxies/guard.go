@@ -129,14 +129,14 @@ func CheckMessage(data []byte) ([]byte, string) {
 }
 
 func errorResponse(id any, code int64, msg string) []byte {
-	rid, err := jsonrpc.MakeID(id)
-	if err != nil {
-		rid, _ = jsonrpc.MakeID(nil)
+	if rid, err := jsonrpc.MakeID(id); err == nil && rid.IsValid() {
+		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{Code: code, Message: msg}}); err == nil {
+			return b
+		}
 	}
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{Code: code, Message: msg}})
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	}
+	// No id to echo: JSON-RPC 2.0 wants "id": null, which the SDK's encoder leaves out
+	// (and clients then cannot read the response).
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 	return b
 }
 

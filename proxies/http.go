@@ -135,11 +135,12 @@ func rpcErrorFor(body []byte, msg string) []byte {
 	if strings.HasPrefix(msg, "JSON RPC not handled") {
 		code = jsonrpc.CodeMethodNotFound
 	}
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
-	if err != nil {
-		return errorResponse(nil, code, msg)
+	if id.IsValid() {
+		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}}); err == nil {
+			return b
+		}
 	}
-	return b
+	return errorResponse(nil, code, msg)
 }
 
 // eventsHandler streams record rows, one JSON object per line, until the hub closes.

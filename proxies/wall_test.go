@@ -33,10 +33,10 @@ type rpcResponse struct {
 	} `json:"error"`
 }
 
-// idText is the echoed id as JSON text: "null" when the response has none.
+// idText is the echoed id as JSON text ("absent" when the member is missing).
 func (r *rpcResponse) idText() string {
-	if len(r.ID) == 0 {
-		return "null"
+	if r.ID == nil {
+		return "absent"
 	}
 	return string(r.ID)
 }
@@ -208,7 +208,7 @@ type badMessage struct {
 	name string
 	msg  string
 	code int64
-	id   string // the id the error echoes, "null" when the message had none we could read
+	id   string // the id the error echoes: null when the message had none we could read
 	// in is a word the error's message must contain.
 	in string
 }

@@ -77,6 +77,7 @@ whether the world ended right and whether the agent claimed success.`,
 		return flagError{err}
 	})
 	root.AddCommand(
+		NewCmdDemo(ios),
 		NewCmdRun(ios, nil),
 		NewCmdServer(ios),
 		NewCmdWorker(ios),

@@ -41,7 +41,7 @@ type RunOptions struct {
 
 // NewCmdRun builds `chaos run SPEC [-- AGENT COMMAND...]`.
 func NewCmdRun(ios *IOStreams, runF func(context.Context, *RunOptions) error) *cobra.Command {
-	opts := &RunOptions{IO: ios, Now: time.Now, NewRunID: newRunID}
+	opts := &RunOptions{IO: ios, Now: nowFunc, NewRunID: newRunID}
 	cmd := &cobra.Command{
 		Use:   "run SPEC [flags] [-- AGENT COMMAND...]",
 		Short: "Run an experiment: every condition x replicate as a trial, on Temporal",
@@ -84,6 +84,8 @@ func addTemporalFlags(cmd *cobra.Command, f *TemporalFlags) {
 	cmd.Flags().StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	cmd.Flags().StringVar(&f.DataDir, "data-dir", "", "where the embedded server keeps its history and logs (default $XDG_DATA_HOME/chaos)")
 }
+
+func nowFunc() time.Time { return time.Now() }
 
 func newRunID(now time.Time) string {
 	var b [3]byte
@@ -235,6 +237,7 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	}
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
+	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
 }
 
 func sortedKeys(m map[string]int) []string {
