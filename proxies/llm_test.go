@@ -814,3 +814,52 @@ func TestCodecUpstreamStreams(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLLMProxy measures the latency the proxy adds when no fault fires at the
+// position, to the first byte and to the last, streamed and not, as a ratio to a
+// direct call to the same stand-in model.
+func BenchmarkLLMProxy(b *testing.B) {
+	upstream := llmStandin(b, llmScript(b, ""))
+	url, _ := llmProxy(b, ModelProxyConfig{Upstream: upstream, Fault: "llm_error_single", Steps: []string{"never"}})
+	for _, a := range llmAPIs {
+		for _, stream := range []bool{false, true} {
+			mode := "json"
+			if stream {
+				mode = "sse"
+			}
+			b.Run(a.api.Name()+"-"+mode, func(b *testing.B) {
+				body := llmRequest(a.api, 3, stream)
+				var direct, proxied [2]time.Duration
+				for b.Loop() {
+					f, l := llmTimed(b, upstream+a.path, body)
+					direct[0], direct[1] = direct[0]+f, direct[1]+l
+					f, l = llmTimed(b, url+a.path, body)
+					proxied[0], proxied[1] = proxied[0]+f, proxied[1]+l
+				}
+				b.ReportMetric(float64(proxied[0])/float64(direct[0]), "first-byte-ratio")
+				b.ReportMetric(float64(proxied[1])/float64(direct[1]), "last-byte-ratio")
+			})
+		}
+	}
+}
+
+// llmTimed posts body and returns the time to the first byte of the answer and to
+// its last.
+func llmTimed(tb testing.TB, url string, body []byte) (first, last time.Duration) {
+	tb.Helper()
+	start := time.Now()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var one [1]byte
+	if _, err := io.ReadFull(resp.Body, one[:]); err != nil {
+		tb.Fatal(err)
+	}
+	first = time.Since(start)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		tb.Fatal(err)
+	}
+	return first, time.Since(start)
+}

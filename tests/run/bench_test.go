@@ -2,11 +2,25 @@ package run_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 )
+
+// overheadSpec is the smallest spec: one cell, one tool nobody calls, an agent that does
+// nothing. Its trials cost what the harness costs.
+const overheadSpec = `name: overhead
+task: Nothing.
+agent:
+  command: "true"
+tools:
+  - name: noop
+    description: Answers nothing.
+    effect: none
+    reply: '{}'
+`
 
 // BenchmarkTrialOverhead is the harness's own cost per trial: trials whose agent is `true`
 // (it starts and exits at once), against a plain loop that starts `sh -c true` as many
@@ -15,8 +29,8 @@ import (
 // What is timed, and why: one `chaos server` (the embedded Temporal server on SQLite with
 // its worker in the same process, as `chaos run` runs it by default) is started once,
 // before the timer: starting a server is a cost per run at most, never per trial. Each
-// sub-benchmark then submits one run of b.N trials (the clean condition, b.N replicates)
-// with the chaos binary, `chaos run --temporal ADDR -- true`, and times it from the
+// sub-benchmark then submits one run of b.N trials (a one-cell spec's clean condition, b.N
+// replicates) with the chaos binary, `chaos run --temporal ADDR`, and times it from the
 // command's start to its exit: what a user waits for. That includes everything a trial
 // goes through (workflow and activity round trips through Temporal and SQLite, the
 // workspace, the hub, the agent's process group, the watcher, Verify, Teardown) and, once
@@ -28,6 +42,10 @@ import (
 func BenchmarkTrialOverhead(b *testing.B) {
 	env := testEnv(b)
 	data := b.TempDir()
+	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
+	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	srv := startServer(b, env, data, -1)
 
 	b.Run("baseline", func(b *testing.B) {
@@ -42,8 +60,8 @@ func BenchmarkTrialOverhead(b *testing.B) {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out")
 			b.ResetTimer()
-			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data,
-				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency), "--", "true")
+			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.addr, "--data-dir", data,
+				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
 			b.StopTimer()
 			r.mustSucceed(b, "chaos run")
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)

@@ -21,11 +21,11 @@ func TestDurability(t *testing.T) {
 	srv := startServer(t, env, data, -1, "--no-worker")
 	workerA := startWorker(t, env, srv.addr)
 
-	conds := []string{
-		"clean", "phantom_success@update_ticket", "transient_error@read_email",
-		"permanent_error@update_ticket", "stale_read@get_ticket_field", "empty_success@update_ticket",
-	}
-	ids := trialIDs(conds)
+	// Six trials or so: these conditions in each of the example's cells.
+	conds := []string{"clean", "phantom_success@update_ticket", "transient_error@read_email", "stale_read@get_ticket_field", "empty_success@update_ticket", "permanent_error@update_ticket"}
+	cells := exampleCells(t)
+	conds = conds[:max(1, 6/len(cells))]
+	ids := trialIDs(cells, conds)
 	// An agent that takes a while, so the worker dies while agents run. $0 and $1 are the
 	// filled-in (shell-quoted) {wall} and {spec}.
 	agent := `sh -c 'sleep 2; exec ` + shellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`

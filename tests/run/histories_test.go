@@ -45,7 +45,7 @@ func TestRecordHistories(t *testing.T) {
 	defer c.Close()
 	histories := []struct{ file, workflowID string }{
 		{"experiment.history.json", run.ExperimentWorkflowID(runID)},
-		{"trial.history.json", run.TrialWorkflowID(runID, "main/phantom_success@update_ticket/1")},
+		{"trial.history.json", run.TrialWorkflowID(runID, trialIDs(exampleCells(t)[:1], conds[1:])[0])},
 	}
 	for _, h := range histories {
 		t.Run(h.file, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // chaosBin is the chaos binary, built once by TestMain.
@@ -293,13 +294,39 @@ func conditionIDs(t testing.TB, env []string, specPath string) []string {
 	return ids
 }
 
-// trialIDs are the ids of the trials of the single cell "main", one replicate each.
-func trialIDs(conds []string) []string {
+// exampleCells are the cell keys of the example spec: the combinations of its axes.
+func exampleCells(t testing.TB) []string {
+	t.Helper()
+	s, err := spec.Load(exampleSpec)
+	if err != nil {
+		t.Fatalf("load the example: %v", err)
+	}
+	var keys []string
+	for _, c := range s.Cells() {
+		keys = append(keys, c.Key)
+	}
+	return keys
+}
+
+// trialIDs are the ids of the trials of every cell and condition, one replicate each.
+func trialIDs(cells, conds []string) []string {
 	var ids []string
-	for _, c := range conds {
-		ids = append(ids, "main/"+c+"/1")
+	for _, cell := range cells {
+		for _, c := range conds {
+			ids = append(ids, spec.TrialID(cell, c, 1))
+		}
 	}
 	return ids
+}
+
+// planLine is what `chaos run` prints first for the example, one replicate each.
+func planLine(cells, conds []string, concurrency int) string {
+	perCell := ""
+	if len(cells) > 1 {
+		perCell = fmt.Sprintf("%d cells x ", len(cells))
+	}
+	return fmt.Sprintf("plan %d trials of support-ticket: %s%d conditions x 1 replicates, concurrency %d",
+		len(cells)*len(conds), perCell, len(conds), concurrency)
 }
 
 var runLine = regexp.MustCompile(`(?m)^run (\S+) -> `)
@@ -417,10 +444,12 @@ func processes(mark string) []string {
 		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
 			continue
 		}
+		// The arguments are NUL-separated: read them as one line, as a shell shows them.
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		cmdline = bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})
 		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
 		if bytes.Contains(cmdline, []byte(mark)) || bytes.Contains(environ, []byte(mark)) {
-			found = append(found, fmt.Sprintf("%d: %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+			found = append(found, fmt.Sprintf("%d: %s", pid, cmdline))
 		}
 	}
 	return found

@@ -13,29 +13,30 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// TestRunEndToEnd runs the support-ticket example, every condition once, with the blind
-// reference agent on the embedded server, and reads the run folder; then the ways `chaos
-// run` refuses to start.
+// TestRunEndToEnd runs the support-ticket example, every condition once in each of its
+// cells, with the blind reference agent on the embedded server, and reads the run folder;
+// then the ways `chaos run` refuses to start.
 func TestRunEndToEnd(t *testing.T) {
 	env := testEnv(t)
 	conds := conditionIDs(t, env, exampleSpec)
 	if len(conds) != 19 {
 		t.Fatalf("the example has %d conditions, want 19: %v", len(conds), conds)
 	}
+	cells := exampleCells(t)
 	const concurrency = 4
-	planLine := fmt.Sprintf("plan %d trials of support-ticket: %d conditions x 1 replicates, concurrency %d", len(conds), len(conds), concurrency)
+	plan := planLine(cells, conds, concurrency)
 
 	t.Run("every condition", func(t *testing.T) {
 		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
 		r.mustSucceed(t, "chaos run")
-		if first, _, _ := strings.Cut(r.stdout, "\n"); first != planLine {
-			t.Errorf("first line: %q\nwant        %q", first, planLine)
+		if first, _, _ := strings.Cut(r.stdout, "\n"); first != plan {
+			t.Errorf("first line: %q\nwant        %q", first, plan)
 		}
 		runIDOf(t, r.stdout)
 
-		ids := trialIDs(conds)
+		ids := trialIDs(cells, conds)
 		results := readVerdicts(t, out, ids)
 		if dirs := trialFolders(t, out); len(dirs) != len(ids) {
 			t.Errorf("%d trial folders, want one per planned trial (%d): %v", len(dirs), len(ids), dirs)
@@ -46,12 +47,15 @@ func TestRunEndToEnd(t *testing.T) {
 				t.Errorf("trial %s: outcome %q (%s), want %s", id, r.Outcome, r.Reason, run.OutcomeCompleted)
 			}
 		}
-		// The blind agent writes what the task asks; only the clean trial must end right.
-		if !results["main/clean/1"].WorldOK {
-			t.Errorf("the clean trial's world is wrong: %+v", results["main/clean/1"].Checks)
-		}
-		if results["main/phantom_success@update_ticket/1"].WorldOK {
-			t.Errorf("the phantom_success trial's world is right: the fault did not take")
+		// The blind agent writes what the task asks: the world ends right without a fault,
+		// and wrong when the write is acknowledged and dropped.
+		for _, cell := range cells {
+			if r := results[cell+"/clean/1"]; !r.WorldOK {
+				t.Errorf("%s: the clean trial's world is wrong: %+v", r.ID, r.Checks)
+			}
+			if r := results[cell+"/phantom_success@update_ticket/1"]; r.WorldOK {
+				t.Errorf("%s: the world is right: the fault did not take", r.ID)
+			}
 		}
 
 		var m struct {
@@ -66,8 +70,8 @@ func TestRunEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("manifest.json: %v", err)
 		}
-		if m.Plan != planLine || m.Trials != len(ids) || m.Finished != len(ids) {
-			t.Errorf("manifest.json: plan %q, %d trials, %d finished; want %q, %d, %d", m.Plan, m.Trials, m.Finished, planLine, len(ids), len(ids))
+		if m.Plan != plan || m.Trials != len(ids) || m.Finished != len(ids) {
+			t.Errorf("manifest.json: plan %q, %d trials, %d finished; want %q, %d, %d", m.Plan, m.Trials, m.Finished, plan, len(ids), len(ids))
 		}
 		if !exists(filepath.Join(out, "summary.txt")) {
 			t.Error("no summary.txt")
@@ -79,8 +83,8 @@ func TestRunEndToEnd(t *testing.T) {
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--dry-run", "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
 		r.mustSucceed(t, "chaos run --dry-run")
-		if r.stdout != planLine+"\n" {
-			t.Errorf("stdout: %q\nwant    %q", r.stdout, planLine+"\n")
+		if r.stdout != plan+"\n" {
+			t.Errorf("stdout: %q\nwant    %q", r.stdout, plan+"\n")
 		}
 		for _, dir := range []string{out, data} {
 			if exists(dir) {
