@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,8 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			left = append(processes(mark), processes(envMark)...)
+			slices.Sort(left)
+			left = slices.Compact(left)
 			if len(left) == 0 || time.Now().After(deadline) {
 				break
 			}
