@@ -1,6 +1,10 @@
 package activities
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/crashwall/chaos/spec"
+)
 
 // fillCommand replaces the {token}s of an agent command template, which runs through
 // `sh -c`, with their values quoted for where they stand, so a value with spaces, quotes
@@ -25,7 +29,7 @@ func fillCommand(template string, tokens map[string]string) string {
 			if v, n, ok := tokenAt(template[i:], tokens); ok {
 				switch state {
 				case plain:
-					b.WriteString(shellQuote(v))
+					b.WriteString(spec.ShellQuote(v))
 				case single:
 					b.WriteString(strings.ReplaceAll(v, `'`, `'\''`))
 				case double:
@@ -71,14 +75,6 @@ func tokenAt(s string, tokens map[string]string) (value string, n int, ok bool) 
 	}
 	v, ok := tokens[name]
 	return v, end + 1, ok
-}
-
-// shellQuote makes v one literal shell word.
-func shellQuote(v string) string {
-	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") == "" {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, `'`, `'\''`) + "'"
 }
 
 // doubleQuoteEscape escapes the characters that stay special inside double quotes.

@@ -43,5 +43,27 @@ func CheckTokens(command string, s *Spec) error {
 	if ps := tokenProblems(command, s.Axes); len(ps) > 0 {
 		return fmt.Errorf("%s", ps[0].Msg)
 	}
+	if s.Model.Upstream == "" && usesToken(command, "llm_url") {
+		return fmt.Errorf("{llm_url} needs model.upstream in the spec, the base URL the model proxy forwards to")
+	}
 	return nil
+}
+
+// ShellQuote makes v one literal word for a POSIX shell.
+func ShellQuote(v string) string {
+	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") == "" {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, `'`, `'\''`) + "'"
+}
+
+// JoinCommand joins an argument list (an agent command given after --) into one command
+// for `sh -c`, each word quoted so that it arrives as the same word. Tokens in a word
+// stay tokens: the harness fills them in wherever they stand, quoted or not.
+func JoinCommand(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = ShellQuote(a)
+	}
+	return strings.Join(words, " ")
 }

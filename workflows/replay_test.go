@@ -8,7 +8,7 @@ import (
 )
 
 // TestReplay replays histories recorded from real runs on the embedded server (see
-// tests/e2e: go test ./tests/e2e -run TestRecordHistories -update-histories). A change
+// tests/run: go test ./tests/run -run TestRecordHistories -update-histories). A change
 // to a workflow that breaks determinism for runs already in flight fails here: guard it
 // with workflow.GetVersion.
 func TestReplay(t *testing.T) {
@@ -17,7 +17,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no recorded histories in workflows/testdata: record them with go test ./tests/e2e -run TestRecordHistories -update-histories")
+		t.Fatal("no recorded histories in workflows/testdata: record them with go test ./tests/run -run TestRecordHistories -update-histories")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -126,7 +126,7 @@ func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(fmt.Errorf("%s names no agent command: add agent.command to the spec, or give one after -- (chaos run %s -- CMD)", opts.Spec, opts.Spec))
 	}
 	if len(opts.AgentCommand) > 0 {
-		if err := spec.CheckTokens(strings.Join(opts.AgentCommand, " "), s); err != nil {
+		if err := spec.CheckTokens(spec.JoinCommand(opts.AgentCommand), s); err != nil {
 			return nil, nil, nil, badInput(fmt.Errorf("the agent command after --: %w", err))
 		}
 	}
@@ -176,7 +176,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
-		OutDir: out, AgentCommand: strings.Join(opts.AgentCommand, " "), Started: now.UTC(),
+		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout),
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
