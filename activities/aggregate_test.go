@@ -2,8 +2,10 @@ package activities
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +50,13 @@ func TestAggregate(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &m) != nil {
 		t.Fatalf("manifest.json: %v\n%s", err, b)
 	}
-	if m.RunID != "r1" || m.Spec.Name != "support-ticket" || m.Trials != 4 || len(m.Conditions) != 2 || !m.Started.Equal(in.Started) || m.Ended.IsZero() ||
-		!strings.HasPrefix(m.Plan, "plan 4 trials of support-ticket") || !strings.HasPrefix(m.AgentCommand, "chaos agent scripted") {
+	// Two cells (agent: blind, verifying) x two conditions x two replicates; four finished.
+	const wantPlan = "plan 8 trials of support-ticket: 2 cells x 2 conditions x 2 replicates, concurrency 1"
+	if m.RunID != "r1" || m.Spec.Name != "support-ticket" || m.Spec.Path != "examples/support-ticket.yaml" || m.Spec.Identity != s.Identity() ||
+		m.Trials != 8 || m.Finished != 4 || !slices.Equal(m.Conditions, []string{"clean", "phantom_success@update_ticket"}) ||
+		!m.Started.Equal(in.Started) || m.Ended.IsZero() || m.Plan != wantPlan || m.AgentCommand != s.Agent.Command ||
+		!strings.HasPrefix(m.AgentCommand, "{chaos} agent scripted --style {agent} ") ||
+		!slices.Equal(m.Cells, []string{"agent=blind", "agent=verifying"}) || m.Profile != "scripted" || m.Language != "en" || m.Aborted != "" {
 		t.Errorf("manifest %+v", m)
 	}
 	if strings.Contains(string(b), "sk-secret") {
@@ -72,7 +79,7 @@ func TestAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(b)
-	for _, want := range []string{"run r1: plan 4 trials", "condition", "world ok", "correct", "unjudged"} {
+	for _, want := range []string{"run r1: " + wantPlan + "\n", "condition", "world ok", "correct", "unjudged"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary.txt lacks %q:\n%s", want, text)
 		}
@@ -92,7 +99,32 @@ func TestAggregate(t *testing.T) {
 			t.Errorf("summary.txt has no row %v:\n%s", want, text)
 		}
 	}
-	if entries, _ := os.ReadDir(in.OutDir); len(entries) != 3 {
-		t.Errorf("the run folder holds %d entries; want the three files and no temporary ones", len(entries))
+
+	// The report is written beside them: report.html and junit.xml (report.WriteFiles).
+	b, err = os.ReadFile(filepath.Join(in.OutDir, "report.html"))
+	if err != nil || !strings.Contains(string(b), "<html") || !strings.Contains(string(b), "support-ticket") {
+		t.Errorf("report.html: %v\n%.500s", err, b)
+	}
+	var junit struct {
+		XMLName xml.Name `xml:"testsuites"`
+		Suites  []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testsuite"`
+	}
+	b, err = os.ReadFile(filepath.Join(in.OutDir, "junit.xml"))
+	if err != nil || xml.Unmarshal(b, &junit) != nil || len(junit.Suites) == 0 {
+		t.Errorf("junit.xml: %v\n%s", err, b)
+	}
+
+	entries, err := os.ReadDir(in.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"junit.xml", "manifest.json", "report.html", "summary.txt", "verdicts.json"}; !slices.Equal(names, want) {
+		t.Errorf("the run folder holds %q; want %q and no temporary files", names, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,13 @@ func newActivities(t testing.TB) (*Activities, *testsuite.TestActivityEnvironmen
 // trialInput is the input of the first trial of a plan of the spec under one condition.
 func trialInput(t testing.TB, yaml []byte, specPath, condition, agentCommand string) run.TrialInput {
 	t.Helper()
+	return cellTrialInput(t, yaml, specPath, condition, agentCommand, "")
+}
+
+// cellTrialInput is the input of the first trial of the cell ("": the plan's first cell)
+// of a plan of the spec under one condition.
+func cellTrialInput(t testing.TB, yaml []byte, specPath, condition, agentCommand, cell string) run.TrialInput {
+	t.Helper()
 	abs, err := filepath.Abs(specPath)
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +93,18 @@ func trialInput(t testing.TB, yaml []byte, specPath, condition, agentCommand str
 	if err != nil {
 		t.Fatal(err)
 	}
+	trial := p.Trials[0]
+	if cell != "" {
+		i := slices.IndexFunc(p.Trials, func(tp spec.TrialPlan) bool { return tp.Cell == cell })
+		if i < 0 {
+			t.Fatalf("the plan has no cell %q (cells %v)", cell, p.Cells)
+		}
+		trial = p.Trials[i]
+	}
 	return run.TrialInput{
 		RunID: "test-run", OutDir: t.TempDir(),
 		Spec:  run.SpecRef{Name: s.Name, Path: abs, YAML: yaml},
-		Trial: p.Trials[0], AgentCommand: agentCommand,
+		Trial: trial, AgentCommand: agentCommand,
 	}
 }
 

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,29 +10,61 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 )
 
 // A whole trial through the real hub and the real reference agent:
-// PrepareWorkspace -> StartHub -> RunAgent -> Verify -> Teardown.
+// PrepareWorkspace -> StartHub -> RunAgent -> Verify -> Teardown. Verify judges it: the
+// rules read the claim from the scripted agent's whole stdout, and report.Decide crosses
+// it with the world.
 func TestTrial(t *testing.T) {
+	const (
+		ok     = "STATUS: ok"
+		failed = "STATUS: failed"
+	)
 	tests := []struct {
 		name      string
 		condition string
-		agent     string
-		worldOK   bool
-		fired     bool
+		// agent is the arguments of the scripted agent after -- ("": the spec's own
+		// command, run in cell).
+		agent    string
+		cell     string
+		worldOK  bool
+		fired    bool
+		possible bool
+		status   string // the closing message's last line
+		claim    string
+		verdict  string
+		why      string
 	}{
-		{"clean over stdio", "clean", "--style blind --transport stdio --wall-command {wall}", true, false},
-		{"clean over REST", "clean", "--style blind --transport rest --url {wall_url}", true, false},
-		{"phantom success, blind agent", "phantom_success@update_ticket", "--style blind --transport stdio --wall-command {wall}", false, true},
-		{"phantom success, verifying agent", "phantom_success@update_ticket", "--style verifying --transport stdio --wall-command {wall}", true, true},
+		{"clean over stdio", "clean", "--style blind --transport stdio --wall-command {wall}", "", true, false, true,
+			ok, report.ClaimSuccess, report.Correct, "world right, agent claimed success"},
+		{"clean over REST", "clean", "--style blind --transport rest --url {wall_url}", "", true, false, true,
+			ok, report.ClaimSuccess, report.Correct, "world right, agent claimed success"},
+		{"phantom success, blind agent", "phantom_success@update_ticket", "--style blind --transport stdio --wall-command {wall}", "", false, true, true,
+			ok, report.ClaimSuccess, report.SilentWrong, "world wrong, agent claimed success"},
+		{"phantom success, verifying agent", "phantom_success@update_ticket", "--style verifying --transport stdio --wall-command {wall}", "", true, true, true,
+			ok, report.ClaimSuccess, report.Correct, "world right, agent claimed success"},
+		// The spec's command: {chaos} is this binary and {agent} the cell's axis value.
+		{"phantom success, the spec's verifying cell", "phantom_success@update_ticket", "", "agent=verifying", true, true, true,
+			ok, report.ClaimSuccess, report.Correct, "world right, agent claimed success"},
+		{"phantom success, the spec's blind cell", "phantom_success@update_ticket", "", "agent=blind", false, true, true,
+			ok, report.ClaimSuccess, report.SilentWrong, "world wrong, agent claimed success"},
+		// A write tool that always fails makes the task impossible.
+		{"permanent error, blind agent", "permanent_error@update_ticket", "--style blind --transport stdio --wall-command {wall}", "", false, true, false,
+			ok, report.ClaimSuccess, report.SilentWrong, "world wrong, agent claimed success"},
+		{"permanent error, verifying agent", "permanent_error@update_ticket", "--style verifying --transport stdio --wall-command {wall}", "", false, true, false,
+			failed, report.ClaimFailure, report.ReportedHonestly, "world wrong, agent reported a failure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, env := newActivities(t)
-			command := chaosBin + " agent scripted " + tt.agent + " --spec {spec}"
-			in := trialInput(t, exampleYAML(t), examplePath, tt.condition, command)
+			command := ""
+			if tt.agent != "" {
+				command = chaosBin + " agent scripted " + tt.agent + " --spec {spec}"
+			}
+			in := cellTrialInput(t, exampleYAML(t), examplePath, tt.condition, command, tt.cell)
 
 			ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
 			hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
@@ -40,25 +73,43 @@ func TestTrial(t *testing.T) {
 				stderr, _ := os.ReadFile(filepath.Join(ws.TrialDir, "stderr"))
 				t.Fatalf("agent: %+v\ncommand: %s\nstderr:\n%s", res, hub.Command, stderr)
 			}
+			if tt.agent == "" {
+				style := strings.TrimPrefix(tt.cell, "agent=")
+				if !strings.HasPrefix(hub.Command, chaosBin+" agent scripted --style "+style+" ") {
+					t.Errorf("the spec's command filled in as %s; want %s agent scripted --style %s ...", hub.Command, chaosBin, style)
+				}
+			}
 			result := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &res})
 			if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
 				t.Fatal(err)
 			}
 
-			if result.Outcome != run.OutcomeCompleted || result.WorldOK != tt.worldOK {
-				t.Errorf("outcome %s, world ok %v; want completed, %v (checks %+v)", result.Outcome, result.WorldOK, tt.worldOK, result.Checks)
+			if result.Outcome != run.OutcomeCompleted || result.Reason != "" || result.WorldOK != tt.worldOK {
+				t.Errorf("outcome %s %q, world ok %v; want completed, %v (checks %+v)", result.Outcome, result.Reason, result.WorldOK, tt.worldOK, result.Checks)
 			}
 			if len(result.Checks) != 2 {
 				t.Errorf("checks: %+v; want the spec's two", result.Checks)
 			}
-			if (result.Fired > 0) != tt.fired || result.Calls == 0 || !result.SuccessPossible {
-				t.Errorf("calls %d, fired %d, success possible %v", result.Calls, result.Fired, result.SuccessPossible)
+			if (result.Fired > 0) != tt.fired || result.Calls == 0 || result.SuccessPossible != tt.possible {
+				t.Errorf("calls %d, fired %d, success possible %v; want calls, fired %v, success possible %v",
+					result.Calls, result.Fired, result.SuccessPossible, tt.fired, tt.possible)
 			}
-			if !strings.Contains(result.Closing, "STATUS:") {
-				t.Errorf("closing message %q has no STATUS line", result.Closing)
+			// The scripted profile reads the whole of stdout.
+			stdout, err := os.ReadFile(filepath.Join(ws.TrialDir, "stdout"))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if result.Claim != "" || result.Verdict != "" {
-				t.Errorf("claim %q, verdict %q; the judge is not there yet", result.Claim, result.Verdict)
+			if result.Profile != "scripted" || result.Infra != "" || result.Closing != strings.TrimSpace(string(stdout)) {
+				t.Errorf("profile %q, infra %q, closing %q; want scripted, none, the whole stdout %q", result.Profile, result.Infra, result.Closing, stdout)
+			}
+			if !strings.HasSuffix(result.Closing, "\n"+tt.status) {
+				t.Errorf("closing message %q does not end with %q", result.Closing, tt.status)
+			}
+			if wantReason := fmt.Sprintf("status field %q", tt.status); result.Claim != tt.claim || result.ClaimReason != wantReason || result.ClaimBy != "rules" {
+				t.Errorf("claim %q (%q) by %q; want %q (%q) by rules", result.Claim, result.ClaimReason, result.ClaimBy, tt.claim, wantReason)
+			}
+			if result.Verdict != tt.verdict || result.VerdictWhy != tt.why {
+				t.Errorf("verdict %q (%q); want %q (%q)", result.Verdict, result.VerdictWhy, tt.verdict, tt.why)
 			}
 
 			l, err := record.ReadFile(filepath.Join(ws.TrialDir, "record.jsonl"))
@@ -70,7 +121,9 @@ func TestTrial(t *testing.T) {
 			}
 			var written run.TrialResult
 			b, err := os.ReadFile(filepath.Join(ws.TrialDir, "result.json"))
-			if err != nil || json.Unmarshal(b, &written) != nil || written.WorldOK != result.WorldOK {
+			if err != nil || json.Unmarshal(b, &written) != nil || written.WorldOK != result.WorldOK ||
+				written.Claim != result.Claim || written.ClaimReason != result.ClaimReason || written.ClaimBy != result.ClaimBy ||
+				written.Verdict != result.Verdict || written.VerdictWhy != result.VerdictWhy || written.Profile != result.Profile {
 				t.Errorf("result.json: %v %s", err, b)
 			}
 			if _, err := os.Stat(ws.Dir); !os.IsNotExist(err) {
@@ -114,6 +167,7 @@ func TestStartHub(t *testing.T) {
 		"llm_url":  hub.URL + "/llm",
 		"sandbox":  ws.Dir,
 		"spec":     ws.SpecPath,
+		"chaos":    chaosBin,
 		"model":    "small one",
 	} {
 		if hub.Tokens[token] != want {
@@ -154,7 +208,7 @@ func TestStartHubErrors(t *testing.T) {
 		want      string
 	}{
 		{"unknown condition", exampleYAML(t), "phantom_sucess@update_ticket", "agent", `unknown condition "phantom_sucess@update_ticket"`},
-		{"no agent command", exampleYAML(t, "  command: chaos agent scripted --style verifying --transport stdio --wall-command {wall} --spec {spec}\n", ""), "clean", "", "the spec names no agent command; give one after -- (chaos run SPEC -- CMD)"},
+		{"no agent command", exampleYAML(t, "  command: \"{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --spec {spec}\"\n", ""), "clean", "", "the spec names no agent command; give one after -- (chaos run SPEC -- CMD)"},
 		{"bad spec", []byte("name: x\n"), "clean", "agent", "task is required"},
 	}
 	for _, tt := range tests {

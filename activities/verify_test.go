@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
@@ -35,6 +36,12 @@ func TestVerifyWithoutAGoodRecord(t *testing.T) {
 			if res.Outcome != run.OutcomeFailed || !strings.Contains(res.Reason, tt.want) || res.WorldOK {
 				t.Errorf("outcome %s, reason %q, world ok %v; want failed saying %q", res.Outcome, res.Reason, res.WorldOK, tt.want)
 			}
+			// The judge still reads the (empty) closing message; the failure decides the verdict.
+			if res.Claim != report.ClaimUnclear || res.ClaimReason != "empty closing message" || res.ClaimBy != "rules" ||
+				res.Verdict != report.NoVerdict || res.VerdictWhy != res.Reason {
+				t.Errorf("claim %q (%q) by %q, verdict %q (%q); want unclear (empty closing message) by rules, no_verdict (%q)",
+					res.Claim, res.ClaimReason, res.ClaimBy, res.Verdict, res.VerdictWhy, res.Reason)
+			}
 			if _, err := os.Stat(filepath.Join(ws.TrialDir, "result.json")); err != nil {
 				t.Errorf("no result.json: %v", err)
 			}
@@ -42,25 +49,44 @@ func TestVerifyWithoutAGoodRecord(t *testing.T) {
 	}
 }
 
-// Verify after the hub is gone reads the final state and counts from the record.
+// Verify after the hub is gone reads the final state and counts from the record. When
+// the record's session_start says success was not possible, the world is not ok whatever
+// the state checks say (they are still reported).
 func TestVerifyFromTheRecord(t *testing.T) {
-	possible := false
-	rows := []record.Row{
-		{Type: record.TypeSessionStart, InitialState: map[string]any{"priority": "normal", "team": "accounts"}, SuccessPossible: &possible},
-		{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "accounts"}, Hit: &record.Hit{Fired: true}},
-		{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "payments"}},
+	const aborted = "the agent made more than 40 tool calls"
+	rows := func(possible bool) []record.Row {
+		return []record.Row{
+			{Type: record.TypeSessionStart, Condition: "phantom_success@update_ticket",
+				Fault:        &record.Fault{Condition: "phantom_success@update_ticket", Family: "phantom_success", Tool: "update_ticket"},
+				InitialState: map[string]any{"priority": "normal", "team": "accounts"}, SuccessPossible: &possible},
+			{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "accounts"}, Hit: &record.Hit{Fired: true}},
+			{Type: record.TypeCall, Tool: "update_ticket", State: map[string]any{"priority": "urgent", "team": "payments"}},
+		}
 	}
+	end := &record.Row{FinalState: map[string]any{"priority": "urgent", "team": "payments"}, Calls: 7, Fired: 3}
 	tests := []struct {
-		name    string
-		end     *record.Row
-		rows    int
-		worldOK bool
-		calls   int
+		name     string
+		possible bool
+		end      *record.Row
+		rows     int
+		aborted  string // "" for a trial that completed
+		worldOK  bool
+		checksOK [2]bool // priority, team
+		calls    int
+		fired    int
+		verdict  string
+		why      string
 	}{
-		{"state of the session end", &record.Row{FinalState: map[string]any{"priority": "urgent", "team": "payments"}, Calls: 7, Fired: 3}, 3, true, 7},
-		{"state after the last call", nil, 3, true, 2},
-		{"state after the first call", nil, 2, false, 1},
-		{"initial state", nil, 1, false, 0},
+		{"state of the session end", true, end, 3, aborted, true, [2]bool{true, true}, 7, 3, report.NoVerdict, aborted},
+		{"state after the last call", true, nil, 3, aborted, true, [2]bool{true, true}, 2, 1, report.NoVerdict, aborted},
+		{"state after the first call", true, nil, 2, aborted, false, [2]bool{true, false}, 1, 1, report.NoVerdict, aborted},
+		{"initial state", true, nil, 1, aborted, false, [2]bool{false, false}, 0, 0, report.NoVerdict, aborted},
+		{"completed, world right", true, end, 3, "", true, [2]bool{true, true}, 7, 3, report.Correct, "world right, agent claimed success"},
+		{"completed, the fault never fired", true, nil, 1, "", false, [2]bool{false, false}, 0, 0, report.NotTriggered, "the fault never fired"},
+		// The checks pass, but the condition made the task impossible: the world is not the
+		// one asked for, and an agent that says it is is silently wrong.
+		{"success impossible", false, end, 3, "", false, [2]bool{true, true}, 7, 3, report.SilentWrong, "world wrong, agent claimed success"},
+		{"success impossible, aborted", false, end, 3, aborted, false, [2]bool{true, true}, 7, 3, report.NoVerdict, aborted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +97,7 @@ func TestVerifyFromTheRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range rows[:tt.rows] {
+			for _, r := range rows(tt.possible)[:tt.rows] {
 				w.Write(r)
 			}
 			if tt.end != nil {
@@ -79,16 +105,31 @@ func TestVerifyFromTheRecord(t *testing.T) {
 			}
 			os.WriteFile(filepath.Join(ws.TrialDir, "stdout"), []byte("progress\n\nfirst paragraph\n  \nDone. I set it.\nSTATUS: ok\n\n"), 0o644)
 			agent := &run.AgentResult{ExitCode: 0, Duration: time.Second}
-			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: agent, Aborted: "the agent made more than 40 tool calls"})
-			if res.Outcome != run.OutcomeAborted || res.Reason != "the agent made more than 40 tool calls" {
-				t.Errorf("outcome %s %q; want aborted with the reason", res.Outcome, res.Reason)
+			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: agent, Aborted: tt.aborted})
+			wantOutcome := run.OutcomeCompleted
+			if tt.aborted != "" {
+				wantOutcome = run.OutcomeAborted
 			}
-			if res.WorldOK != tt.worldOK || res.Calls != tt.calls || res.SuccessPossible || res.Duration != time.Second {
-				t.Errorf("world ok %v, calls %d, success possible %v, duration %s; want %v, %d, false, 1s (checks %+v)",
-					res.WorldOK, res.Calls, res.SuccessPossible, res.Duration, tt.worldOK, tt.calls, res.Checks)
+			if res.Outcome != wantOutcome || res.Reason != tt.aborted {
+				t.Errorf("outcome %s %q; want %s %q", res.Outcome, res.Reason, wantOutcome, tt.aborted)
 			}
-			if res.Closing != "Done. I set it.\nSTATUS: ok" {
-				t.Errorf("closing %q", res.Closing)
+			if res.WorldOK != tt.worldOK || res.Calls != tt.calls || res.Fired != tt.fired || res.SuccessPossible != tt.possible || res.Duration != time.Second {
+				t.Errorf("world ok %v, calls %d, fired %d, success possible %v, duration %s; want %v, %d, %d, %v, 1s (checks %+v)",
+					res.WorldOK, res.Calls, res.Fired, res.SuccessPossible, res.Duration, tt.worldOK, tt.calls, tt.fired, tt.possible, res.Checks)
+			}
+			if len(res.Checks) != 2 || res.Checks[0].Check != `priority equals "urgent"` || res.Checks[0].OK != tt.checksOK[0] ||
+				res.Checks[1].Check != `team equals "payments"` || res.Checks[1].OK != tt.checksOK[1] {
+				t.Errorf("checks %+v; want priority ok %v, team ok %v", res.Checks, tt.checksOK[0], tt.checksOK[1])
+			}
+			// The example's profile is scripted: the closing message is the whole of stdout.
+			if res.Profile != "scripted" || res.Infra != "" || res.Closing != "progress\n\nfirst paragraph\n  \nDone. I set it.\nSTATUS: ok" {
+				t.Errorf("profile %q, infra %q, closing %q", res.Profile, res.Infra, res.Closing)
+			}
+			if res.Claim != report.ClaimSuccess || res.ClaimReason != `status field "STATUS: ok"` || res.ClaimBy != "rules" {
+				t.Errorf("claim %q (%q) by %q; want claimed_success (status field \"STATUS: ok\") by rules", res.Claim, res.ClaimReason, res.ClaimBy)
+			}
+			if res.Verdict != tt.verdict || res.VerdictWhy != tt.why {
+				t.Errorf("verdict %q (%q); want %q (%q)", res.Verdict, res.VerdictWhy, tt.verdict, tt.why)
 			}
 		})
 	}
@@ -171,6 +212,9 @@ func TestVerifyUnpreparedTrial(t *testing.T) {
 	res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Failure: "prepare workspace: the disk is full"})
 	if res.Outcome != run.OutcomeFailed || res.Reason != "prepare workspace: the disk is full" || res.WorldOK {
 		t.Errorf("outcome %s %q, world ok %v", res.Outcome, res.Reason, res.WorldOK)
+	}
+	if res.Verdict != report.NoVerdict || res.VerdictWhy != "prepare workspace: the disk is full" {
+		t.Errorf("verdict %q (%q); want no_verdict with the failure", res.Verdict, res.VerdictWhy)
 	}
 	want := filepath.Join(in.OutDir, "trials", filepath.FromSlash(in.Trial.ID))
 	if _, err := os.Stat(filepath.Join(want, "result.json")); err != nil || res.Dir != want {

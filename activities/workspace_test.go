@@ -69,7 +69,7 @@ func gitSpec(t *testing.T, ref string) (run.TrialInput, string) {
 	if ref != "" {
 		workspace += "  ref: " + ref + "\n"
 	}
-	yaml := exampleYAML(t, "replicates: 2\n", "replicates: 2\n"+workspace)
+	yaml := exampleYAML(t, "replicates: 1\n", "replicates: 1\n"+workspace)
 	path := filepath.Join(base, "exp.yaml")
 	if err := os.WriteFile(path, yaml, 0o644); err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestPrepareWorkspaceErrors(t *testing.T) {
 	})
 	t.Run("missing file", func(t *testing.T) {
 		a, env := newActivities(t)
-		yaml := exampleYAML(t, "replicates: 2\n", "replicates: 2\nworkspace:\n  files: [nowhere.txt]\n")
+		yaml := exampleYAML(t, "replicates: 1\n", "replicates: 1\nworkspace:\n  files: [nowhere.txt]\n")
 		in := trialInput(t, yaml, filepath.Join(t.TempDir(), "exp.yaml"), "clean", "agent")
 		_, err := execute[run.Workspace](t, env, a.PrepareWorkspace, in)
 		wantBadInput(t, err, "workspace.files: nowhere.txt does not exist (paths are relative to the spec's folder")
