@@ -58,9 +58,14 @@ func ShellQuote(v string) string {
 }
 
 // JoinCommand joins an argument list (an agent command given after --) into one command
-// for `sh -c`, each word quoted so that it arrives as the same word. Tokens in a word
-// stay tokens: the harness fills them in wherever they stand, quoted or not.
+// for `sh -c`. One argument is taken as a shell command line as it is (`-- 'cd x && agent
+// {task}'`); several are words, each quoted so that it arrives as the same word
+// (`-- claude -p {task}`). Tokens stay tokens either way: the harness fills them in
+// wherever they stand, quoted or not.
 func JoinCommand(argv []string) string {
+	if len(argv) == 1 {
+		return argv[0]
+	}
 	words := make([]string, len(argv))
 	for i, a := range argv {
 		words[i] = ShellQuote(a)
