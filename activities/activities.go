@@ -20,6 +20,7 @@ import (
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/store"
 )
 
 // Activities holds the dependencies of every activity; register one value with the worker.
@@ -40,6 +41,10 @@ type Activities struct {
 	Judge probes.Judge
 	// JudgeRegistry is the judge registry file the reports read ("": none measured).
 	JudgeRegistry string
+	// Results is the results database runs are copied into (nil: none); StoreCalls
+	// copies every recorded call too.
+	Results    *store.Store
+	StoreCalls bool
 
 	mu     sync.Mutex
 	trials map[string]*liveTrial
@@ -55,6 +60,9 @@ type liveTrial struct {
 	// StartHub); WatchEvents reads it, a retried WatchEvents reads on.
 	rows        <-chan record.Row
 	unsubscribe func()
+	// model is the trial's model proxy at llmURL, nil when the spec has no model.upstream.
+	model  *proxies.ModelProxy
+	llmURL string
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).

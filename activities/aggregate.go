@@ -23,7 +23,14 @@ type Manifest struct {
 	Spec  struct {
 		Name string `json:"name"`
 		Path string `json:"path,omitempty"`
+		// Identity is the spec's identity (spec.Identity: the spec without its model
+		// table), which `chaos run --pair-with` compares.
+		Identity string `json:"identity,omitempty"`
 	} `json:"spec"`
+	// PairedWith is the run folder whose seeds this run reused (--pair-with).
+	PairedWith string `json:"paired_with,omitempty"`
+	// Model is what was asked of the model proxy and what it was armed with.
+	Model ModelManifest `json:"model"`
 	// Plan is the plan in one line.
 	Plan       string    `json:"plan"`
 	Conditions []string  `json:"conditions"`
@@ -40,6 +47,71 @@ type Manifest struct {
 	// state the judge's measured agreement for them.
 	Profile  string `json:"profile,omitempty"`
 	Language string `json:"language,omitempty"`
+}
+
+// ModelManifest is the model chaos of a run: what the spec asked and what was armed.
+type ModelManifest struct {
+	// Asked is the spec's model table as written (nil: the spec has none).
+	Asked *spec.ModelSpec `json:"asked,omitempty"`
+	// Armed says a model fault was injected; Fault, Rate and Steps are what it was
+	// armed with.
+	Armed bool     `json:"armed"`
+	Fault string   `json:"fault"`
+	Rate  float64  `json:"rate,omitempty"`
+	Steps []string `json:"steps,omitempty"`
+	// Upstream is where the proxy forwarded to, as the spec writes it.
+	Upstream string `json:"upstream,omitempty"`
+	// Proxies are the trials' {llm_url}s, by trial id: each trial has its own hub.
+	Proxies map[string]string `json:"proxies,omitempty"`
+	// Calls, Fired and Failed add up the trials' model calls, faulted calls and faults
+	// that could not apply.
+	Calls  int `json:"calls"`
+	Fired  int `json:"fired"`
+	Failed int `json:"failed"`
+	// Note says in words what was armed, or why nothing was.
+	Note string `json:"note"`
+}
+
+// modelManifest describes the model chaos of a run of s with these results.
+func modelManifest(s *spec.Spec, results []run.TrialResult) ModelManifest {
+	m := ModelManifest{Fault: spec.NoModelFault}
+	if s == nil || s.Model.Upstream == "" {
+		m.Note = "nothing armed: the spec has no model.upstream, so no model proxy ran"
+		return m
+	}
+	asked := s.Model
+	m.Asked, m.Upstream = &asked, s.Model.Upstream
+	for _, r := range results {
+		if r.Model == nil {
+			continue
+		}
+		m.Calls += r.Model.Calls
+		m.Fired += r.Model.Fired
+		m.Failed += r.Model.Failed
+		if r.Model.Proxy != "" {
+			if m.Proxies == nil {
+				m.Proxies = map[string]string{}
+			}
+			m.Proxies[r.ID] = r.Model.Proxy
+		}
+	}
+	if !s.Model.Armed() {
+		m.Note = "nothing armed: model.fault is none, so the proxy forwarded every call unchanged (a clean run)"
+		return m
+	}
+	m.Armed, m.Fault, m.Rate, m.Steps = true, s.Model.FaultName(), s.Model.RateOrDefault(), s.Model.Steps
+	where := "at every position"
+	if len(m.Steps) > 0 {
+		where = "at positions " + strings.Join(m.Steps, ", ")
+	}
+	m.Note = fmt.Sprintf("armed %s at rate %g %s: it fired on %d of %d model calls", m.Fault, m.Rate, where, m.Fired, m.Calls)
+	if m.Failed > 0 {
+		m.Note += fmt.Sprintf(" and could not apply on %d", m.Failed)
+	}
+	if m.Calls == 0 {
+		m.Note += "; no model call reached the proxy"
+	}
+	return m
 }
 
 // Aggregate writes the run's files into its folder: manifest.json, verdicts.json (every
@@ -59,7 +131,14 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		AgentCommand: in.AgentCommand, Cells: in.Plan.Cells, Profile: "generic", Language: "en",
 	}
 	m.Spec.Name, m.Spec.Path = in.Spec.Name, in.Spec.Path
-	if s, err := spec.Parse(specName(in.Spec), in.Spec.YAML); err == nil {
+	m.PairedWith = in.Plan.PairedWith
+	s, err := spec.Parse(specName(in.Spec), in.Spec.YAML)
+	if err != nil {
+		s = nil
+	}
+	m.Model = modelManifest(s, results)
+	if s != nil {
+		m.Spec.Identity = s.Identity()
 		if m.Spec.Name == "" {
 			m.Spec.Name = s.Name
 		}
@@ -99,6 +178,13 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	}
 	if err := a.writeReport(in.OutDir); err != nil {
 		return sum, fmt.Errorf("write the report: %w", err)
+	}
+	// The folder is complete; the results database gets a copy, and the summary says
+	// what did not reach it.
+	if sum.ResultsDB = a.storeRun(ctx, in, m, results, sum); sum.ResultsDB != "" {
+		if err := setSummarySection(in.OutDir, "results database", sum.ResultsDB); err != nil {
+			return sum, err
+		}
 	}
 	a.logger().Info("run aggregated", "run", in.RunID, "trials", sum.Trials, "out_dir", in.OutDir)
 	return sum, nil

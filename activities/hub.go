@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -36,6 +37,20 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if strings.TrimSpace(template) == "" {
 		return run.HubInfo{}, badInput(errors.New("the spec names no agent command; give one after -- (chaos run SPEC -- CMD)"))
 	}
+	// Real servers behind the wall are reached now; their tools join the spec's.
+	up, err := openUpstream(ctx, s, in.Workspace.Dir)
+	if err != nil {
+		return run.HubInfo{}, err
+	}
+	started := false
+	defer func() {
+		if !started && up != nil {
+			up.Close()
+		}
+	}()
+	if up != nil {
+		s = up.Spec()
+	}
 	conds, err := faults.Generate(s)
 	if err != nil {
 		return run.HubInfo{}, badInput(err)
@@ -58,33 +73,61 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if old := a.drop(t.Key()); old != nil {
 		old.stop("replaced: the hub was started again by a retried attempt")
 	}
+	// The model upstream's ${VAR}s are this worker's environment.
+	var upstream string
+	if s.Model.Upstream != "" {
+		if upstream, err = s.Model.ExpandUpstream(nil); err != nil {
+			return run.HubInfo{}, badInput(err)
+		}
+	}
 	recPath := filepath.Join(in.Workspace.TrialDir, "record.jsonl")
 	rec, err := record.Open(recPath)
 	if err != nil {
 		return run.HubInfo{}, fmt.Errorf("open the trial's record: %w", err)
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec})
+	// The model proxy writes its rows into the trial's record, beside the hub's.
+	var model *proxies.ModelProxy
+	var extra map[string]http.Handler
+	if upstream != "" {
+		model, err = proxies.NewModelProxy(proxies.ModelProxyConfig{
+			Upstream: upstream, Fault: s.Model.FaultName(), Rate: s.Model.Rate, Steps: s.Model.Steps,
+			Seed: t.Trial.Seed, Record: rec,
+			Context: faults.ModelContext{StaleValues: s.Model.StaleValues, Entities: s.Model.Entities},
+		})
+		if err != nil {
+			rec.Close(record.Row{Reason: "the model proxy could not start: " + err.Error()})
+			return run.HubInfo{}, badInput(err)
+		}
+		extra = map[string]http.Handler{proxies.ModelPrefix + "/": http.StripPrefix(proxies.ModelPrefix, model)}
+	}
+	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: toolSource(up)})
 	if err != nil {
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
 	}
+	started = true // the hub closes the servers now
 	// Subscribe before the hub serves anyone, so the watcher sees every row from the first.
 	rows, unsubscribe := hub.Subscribe()
-	srv, err := proxies.Serve(hub, "127.0.0.1:0")
+	srv, err := proxies.ServeWith(hub, proxies.ServeConfig{Addr: "127.0.0.1:0", Extra: extra})
 	if err != nil {
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	a.keep(t.Key(), &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe})
+	llmURL := srv.URL + proxies.ModelPrefix
+	lt := &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
+	if model != nil {
+		lt.model, lt.llmURL = model, llmURL
+	}
+	a.keep(t.Key(), lt)
 
 	tokens := map[string]string{
 		"task":       task.Prompt,
 		"wall":       bin + " wall --hub " + srv.URL,
 		"wall_url":   srv.URL,
 		"mcp_config": mcpConfig(bin, srv.URL),
-		// The model API proxy is not built yet (another issue): {llm_url} names where it
-		// will be served, so commands that use it can be written today.
-		"llm_url": srv.URL + "/llm",
+		// {llm_url} stands in for model.upstream: a client appends to it what it would
+		// append to the upstream (the loader refuses {llm_url} without an upstream).
+		"llm_url": llmURL,
 		"sandbox": in.Workspace.Dir,
 		"spec":    in.Workspace.SpecPath,
 		// {chaos} is this chaos binary, for agent commands that run its reference agents.
@@ -94,7 +137,7 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		tokens[name] = v
 	}
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
-	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL)
+	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil
 }
 

@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"unicode/utf8"
 
 	"github.com/crashwall/chaos/probes"
+	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -72,6 +74,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 
 	res.Profile, res.Infra = profile, closing.Infra
 	worldKnown, clean := false, t.Condition == "clean"
+	var final map[string]any
 	if log != nil && s != nil {
 		clean = log.Start.Fault == nil
 		lt := a.live(in.Trial.Key())
@@ -89,7 +92,11 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			noVerdict(err.Error())
 		} else {
 			var why string
-			res.Checks, res.WorldOK, why = checkState(task.StateChecks, finalState(lt, log))
+			final = finalState(lt, log)
+			res.Checks, res.WorldOK, why = checkState(task.StateChecks, final)
+			if realWhy := a.checkReal(ctx, s, task, lt, log, in.Workspace, &res); why == "" {
+				why = realWhy
+			}
 			if why != "" {
 				noVerdict(why)
 			} else {
@@ -103,6 +110,19 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			}
 		}
 	}
+	if s != nil && s.Model.Upstream != "" {
+		m, why := modelResult(s, a.live(in.Trial.Key()), log)
+		res.Model = m
+		if why != "" {
+			noVerdict(why)
+		}
+		// The trial's fault is the tool condition and the model fault together: it is
+		// clean when neither is armed, and it fired when either did.
+		if s.Model.Armed() {
+			clean = false
+			res.Fired += m.Fired
+		}
+	}
 	if s != nil {
 		res.Claim, res.ClaimReason, res.ClaimBy = a.judgeClaim(ctx, closing, s.Claim)
 	}
@@ -110,6 +130,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
 	})
+	if s != nil && report.Scored(res.Verdict) {
+		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
+	}
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -120,6 +143,78 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 	a.logger().Info("trial verified", "trial", t.ID, "outcome", res.Outcome, "world_ok", res.WorldOK, "calls", res.Calls, "fired", res.Fired)
 	return res, nil
+}
+
+// modelResult is what the trial's model proxy saw: its live counts, else the counts
+// of the record's model rows. why is the reason the trial has no verdict, when it has
+// none because of the model proxy: a fault that could not apply, or a faulted trial in
+// which no model call reached the proxy (the fault was never tested).
+func modelResult(s *spec.Spec, lt *liveTrial, log *record.Log) (m *run.ModelResult, why string) {
+	m = &run.ModelResult{Fault: s.Model.FaultName()}
+	var refused string
+	if log != nil {
+		for _, r := range log.Rows {
+			if r.Transport != proxies.TransportLLM {
+				continue
+			}
+			switch {
+			case r.Type == record.TypeCall:
+				m.Calls++
+				if r.Hit != nil && r.Hit.Fired {
+					m.Fired++
+				}
+			case r.Type == record.TypeError:
+				m.Calls++
+				if r.Hit != nil && r.Hit.Fired {
+					m.Failed++
+					if refused == "" {
+						refused = r.Reason
+					}
+				}
+			}
+		}
+	}
+	if lt != nil && lt.model != nil {
+		st := lt.model.Stats()
+		m.Proxy, m.Calls, m.Fired, m.Failed = lt.llmURL, st.Calls, st.Fired, st.Failed
+	}
+	switch {
+	case m.Failed > 0:
+		if refused == "" {
+			refused = "model fault could not apply"
+		}
+		return m, fmt.Sprintf("%s (at %d of %d model calls)", refused, m.Failed, m.Calls)
+	case s.Model.Armed() && m.Calls == 0:
+		at := "{llm_url}"
+		if m.Proxy != "" {
+			at += " (" + m.Proxy + ")"
+		}
+		return m, fmt.Sprintf("no model call reached the model proxy at %s, so model fault %s was never tested: point the agent's model client at {llm_url}", at, m.Fault)
+	}
+	return m, ""
+}
+
+// declaredOutcomes says, per outcome the spec declares, whether it held: its regex
+// matches the closing message, or its state check passes on the final world.
+func declaredOutcomes(o spec.Outcomes, closing string, final map[string]any) map[string]bool {
+	all := o.All()
+	if len(all) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(all))
+	for _, oc := range all {
+		switch {
+		case oc.Closing != "":
+			re, err := regexp.Compile(oc.Closing)
+			out[oc.Name] = err == nil && re.MatchString(closing)
+		case oc.State != nil && final != nil:
+			p := probes.StateCheck(final, *oc.State)
+			out[oc.Name] = p.OK && p.NoVerdict == ""
+		default:
+			out[oc.Name] = false
+		}
+	}
+	return out
 }
 
 // judgeClaim reads the claim in the agent's closing message with the activities' judge

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -123,6 +124,9 @@ func (w *watcher) see(r record.Row) string {
 	w.last = r.Seq
 	if r.Type != record.TypeCall && r.Type != record.TypeRejected {
 		return ""
+	}
+	if r.Transport == proxies.TransportLLM {
+		return "" // a model call through the model proxy, not a tool call
 	}
 	w.calls++
 	if limit := w.limits.MaxCalls; limit > 0 && w.calls > limit {

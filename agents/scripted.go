@@ -34,6 +34,8 @@ type Step struct {
 	// Key and Want are what a write stores, for reading it back.
 	Key  string
 	Want any
+	// Path, on a read-back of a declared script, is the JSON path of the value it shows.
+	Path string
 }
 
 // Script is the task of a spec as a reference agent performs it: read every source,
@@ -175,7 +177,11 @@ func (a *agent) confirm(ctx context.Context, w, r Step, valueField string) bool 
 	}
 	for i := 0; i < 3; i++ {
 		text, ok := a.do(ctx, r, false)
-		if ok {
+		if ok && r.Path != "" {
+			if readBack(text, r) {
+				return true
+			}
+		} else if ok {
 			var got map[string]any
 			if json.Unmarshal([]byte(text), &got) == nil && equal(got[valueField], w.Want) {
 				return true

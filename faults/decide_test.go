@@ -408,13 +408,15 @@ func TestFind(t *testing.T) {
 		"phantom-success:update_ticket":   "phantom_success@update_ticket",
 		"anomaly-mixed_units:read_orders": "data_anomaly.mixed_units@read_orders",
 		"clean":                           "clean",
+		// A targeted call of a generated condition.
+		"phantom_success@update_ticket#2": "phantom_success@update_ticket#2",
 	} {
 		c, ok := Find(conds, id)
 		if !ok || c.ID != want {
 			t.Errorf("Find(%q) = %q, %v; want %q", id, c.ID, ok, want)
 		}
 	}
-	for _, id := range []string{"phantom_success@get_ticket_field", "phantom_success@update_ticket#2", "nonsense"} {
+	for _, id := range []string{"phantom_success@get_ticket_field", "phantom_success@get_ticket_field#2", "nonsense"} {
 		if c, ok := Find(conds, id); ok {
 			t.Errorf("Find(%q) = %q, want none", id, c.ID)
 		}

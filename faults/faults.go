@@ -77,6 +77,25 @@ type World interface {
 	ReadBefore(t spec.Tool, args map[string]any) world.Reply
 }
 
+// Fabricator is an optional capability of a World: the success reply a call would get,
+// made up without performing it. Real servers behind the wall have one (a success of the
+// tool seen earlier); without it a fabricated success is the tool's fixed reply.
+type Fabricator interface {
+	Fabricate(t spec.Tool, args map[string]any) world.Reply
+}
+
+// fabricated is the success reply of a call that is not performed.
+func fabricated(w World, req Request) world.Reply {
+	if f, ok := w.(Fabricator); ok {
+		return f.Fabricate(req.Tool, req.Args)
+	}
+	return world.OK(world.SuccessText(req.Tool))
+}
+
+// simulatedOnly are the families that need the simulated world: they store somewhere
+// else or store an empty value, which a real server behind the wall cannot be made to do.
+var simulatedOnly = map[string]bool{"context_switch": true, "empty_success": true}
+
 // Outcome is what happened to a call on which a fault fired.
 type Outcome struct {
 	// Reply is what the agent receives.
@@ -227,6 +246,9 @@ func Generate(s *spec.Spec) ([]Condition, error) {
 	seen := map[string]bool{CleanID: true}
 	for _, f := range wanted(s) {
 		for _, t := range s.Tools {
+			if t.Server != "" && simulatedOnly[f.Name()] {
+				continue
+			}
 			for _, v := range f.Variants(s, t) {
 				c := Condition{ID: ID(f.Name(), v, t.Name, 0), Family: f.Name(), Variant: v, Tool: t.Name, At: 1}
 				f.Describe(s, t, &c)
@@ -297,6 +319,9 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 	if !ok {
 		return Condition{}, fmt.Errorf("%s: condition %q: unknown tool %q", where, cs.ID, cs.Tool)
 	}
+	if t.Server != "" && simulatedOnly[f.Name()] {
+		return Condition{}, fmt.Errorf("%s: condition %q: %s needs the simulated world; %q is a tool of the real server %q", where, cs.ID, f.Name(), t.Name, t.Server)
+	}
 	vs := f.Variants(s, t)
 	if cs.Reply == "" && !contains(vs, cs.Variant) {
 		if vs == nil {
@@ -351,6 +376,16 @@ func Find(conds []Condition, id string) (Condition, bool) {
 	for _, c := range conds {
 		if c.ID == want {
 			return c, true
+		}
+	}
+	// A targeted call (#N) of a generated condition: the same fault on the N-th call.
+	base := ID(fam, v, tool, 0)
+	for _, c := range conds {
+		if c.ID == base && at > 1 && c.Family != "" {
+			t := Condition{ID: want, Family: c.Family, Variant: c.Variant, Tool: c.Tool, At: at, Every: c.Every, Rate: c.Rate, Reply: c.Reply, Message: c.Message}
+			registry[c.Family].Describe(nil, spec.Tool{Name: c.Tool}, &t)
+			t.SuccessPossible, t.Every = c.SuccessPossible, c.Every
+			return t, true
 		}
 	}
 	return Condition{}, false

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crashwall/chaos/spec"
 )
 
 // Normalized finish reasons: each API's own vocabulary maps onto these.
@@ -49,7 +51,7 @@ const (
 )
 
 // NoModelFault is the clean run's model fault.
-const NoModelFault = "none"
+const NoModelFault = spec.NoModelFault
 
 // ToolCall is one tool call in a model's response.
 type ToolCall struct {
@@ -133,6 +135,9 @@ var modelCatalogue = []modelFault{
 		return Mutation{What: "nothing"}, nil
 	}},
 }
+
+// The spec loader checks model.fault against this catalogue.
+func init() { spec.RegisterModelFaults(KnownModelFault, ModelFaultNames) }
 
 // ModelFaults lists the model catalogue in table order.
 func ModelFaults() []ModelFault {

@@ -18,13 +18,17 @@ func (phantomSuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writ
 func (phantomSuccess) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = true
 	c.What = hitsText(*c) + ": answered success, nothing stored"
-	return Info{Hits: hitsText(*c), Receives: "the tool's success reply " + world.SuccessText(t), World: "unchanged: the write is dropped"}
+	receives := "the tool's success reply " + world.SuccessText(t)
+	if t.Server != "" {
+		receives = "a real success reply of the tool, seen earlier (else {\"ok\": true}); not forwarded"
+	}
+	return Info{Hits: hitsText(*c), Receives: receives, World: "unchanged: the write is dropped"}
 }
 
 func (phantomSuccess) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (phantomSuccess) Apply(c Condition, _ int64, req Request, _ World) Outcome {
-	return Outcome{Reply: world.OK(world.SuccessText(req.Tool)), How: "acknowledged, not stored"}
+func (phantomSuccess) Apply(c Condition, _ int64, req Request, w World) Outcome {
+	return Outcome{Reply: fabricated(w, req), How: "acknowledged, not stored"}
 }
 
 func writeOnly(t spec.Tool) []string {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -24,7 +25,9 @@ import (
 //	POST /tools/<name>     one tool call, arguments as the JSON body
 //	GET  /events           the record as it is written, one JSON row per line
 //	GET  /healthz          200 while the hub is up
-func (h *Hub) Handler() http.Handler {
+func (h *Hub) Handler() http.Handler { return h.mux() }
+
+func (h *Hub) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	httpSrv, bridged := NewMCPServer(h, "http"), NewMCPServer(h, "stdio")
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -182,21 +185,66 @@ type Server struct {
 	serveErr error
 }
 
+// ModelPrefix is where a trial's server mounts the model proxy: {llm_url} is the
+// server's URL and this prefix.
+const ModelPrefix = "/llm"
+
+// ServeConfig is where a hub is served and what else the same server serves.
+type ServeConfig struct {
+	// Addr is the address to listen on ("127.0.0.1:0" when empty).
+	Addr string
+	// Extra are handlers served beside the hub's own, by http.ServeMux pattern: the
+	// model proxy under ModelPrefix+"/", for one. A pattern the hub serves already is
+	// an error.
+	Extra map[string]http.Handler
+}
+
 // Serve starts serving the hub on addr ("127.0.0.1:0" when empty).
 func Serve(h *Hub, addr string) (*Server, error) {
+	return ServeWith(h, ServeConfig{Addr: addr})
+}
+
+// ServeWith starts serving the hub, and cfg.Extra beside it, on cfg.Addr.
+func ServeWith(h *Hub, cfg ServeConfig) (*Server, error) {
+	addr := cfg.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
+	}
+	mux := h.mux()
+	patterns := make([]string, 0, len(cfg.Extra))
+	for p := range cfg.Extra {
+		patterns = append(patterns, p)
+	}
+	sort.Strings(patterns)
+	for _, p := range patterns {
+		if err := handle(mux, p, cfg.Extra[p]); err != nil {
+			return nil, fmt.Errorf("wall: serve %s: %w", p, err)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("wall: listen on %s: %w", addr, err)
 	}
-	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		s.serveErr = s.srv.Serve(ln)
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// handle is mux.Handle, with the panic of a conflicting or malformed pattern as an error.
+func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	if h == nil {
+		return errors.New("no handler")
+	}
+	mux.Handle(pattern, h)
+	return nil
 }
 
 // MCPURL is the URL of the streamable HTTP MCP endpoint.

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -31,6 +32,9 @@ type Config struct {
 	Seed      int64
 	Trial     string
 	Record    *record.Writer
+	// Source is what stands behind the wall (nil: the spec's simulated world). The hub
+	// closes it when it closes, if it is an io.Closer.
+	Source ToolSource
 }
 
 // Hub is the per-trial server: it answers tool calls from any transport, applies the
@@ -39,7 +43,7 @@ type Hub struct {
 	spec    *spec.Spec
 	cond    faults.Condition
 	seed    int64
-	world   *world.World
+	world   ToolSource
 	rec     *record.Writer
 	schemas map[string]*jsonschema.Resolved
 
@@ -83,9 +87,13 @@ func NewHub(cfg Config) (*Hub, error) {
 	if rec == nil {
 		rec = record.Discard()
 	}
+	src := cfg.Source
+	if src == nil {
+		src = world.New(cfg.Spec)
+	}
 	h := &Hub{
 		spec: cfg.Spec, cond: cfg.Condition, seed: cfg.Seed,
-		world: world.New(cfg.Spec), rec: rec,
+		world: src, rec: rec,
 		schemas:    map[string]*jsonschema.Resolved{},
 		calls:      map[string]int{},
 		sinceWrite: map[string]int{},
@@ -96,20 +104,34 @@ func NewHub(cfg Config) (*Hub, error) {
 	}
 	for _, t := range cfg.Spec.Tools {
 		r, err := resolveSchema(t)
+		if err != nil && t.Server != "" {
+			continue // a real server checks its own arguments
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
 		h.schemas[t.Name] = r
 	}
 	rec.OnRow(h.publish)
-	var names []string
+	if f, ok := src.(failureReporter); ok {
+		f.OnFailure(func(reason string) { h.RecordError("", upstreamFailurePrefix+reason) })
+	}
+	var names, writes []string
+	behind := false
 	for _, t := range cfg.Spec.Tools {
 		names = append(names, t.Name)
+		behind = behind || t.Server != ""
+		if t.Effect == spec.EffectWrite {
+			writes = append(writes, t.Name)
+		}
+	}
+	if !behind {
+		writes = nil // the simulated world's state says what was written
 	}
 	possible := h.cond.SuccessPossible
 	start := record.Row{
 		Type: record.TypeSessionStart, Trial: cfg.Trial, Condition: h.cond.ID, Seed: cfg.Seed,
-		Tools: names, InitialState: h.world.State(), SuccessPossible: &possible,
+		Tools: names, Writes: writes, InitialState: h.world.State(), SuccessPossible: &possible,
 	}
 	if !h.cond.Clean() {
 		start.Fault = &record.Fault{Condition: h.cond.ID, Family: h.cond.Family, Variant: h.cond.Variant, Tool: h.cond.Tool, What: h.cond.What}
@@ -170,6 +192,9 @@ func (h *Hub) Tools() []spec.Tool { return h.world.Tools() }
 // State is a copy of the world's current state.
 func (h *Hub) State() map[string]any { return h.world.State() }
 
+// Source is what stands behind the wall: the simulated world or real servers.
+func (h *Hub) Source() ToolSource { return h.world }
+
 // Call runs one tool call from a transport and returns what the agent receives.
 // A refused call (unknown tool, bad arguments) returns a *CallError and is recorded
 // as a rejected row; a tool failure is a Reply with IsError, not an error.
@@ -193,6 +218,9 @@ func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.Raw
 	if h.wrote {
 		h.sinceWrite[name]++
 	}
+	if h.cond.Tool == "" && !h.cond.Clean() && bindsTo(h.spec, h.cond, t) {
+		h.cond.Tool = name // a fault on the first call of a kind (chaos proxy)
+	}
 	if name == h.cond.Tool {
 		h.target++
 	}
@@ -209,6 +237,9 @@ func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.Raw
 		}
 		h.fired++
 		reply = out.Reply
+		if out.Performed {
+			reply = damagedStructured(reply, out.Real)
+		}
 		row.Hit = &record.Hit{Fired: true, Family: h.cond.Family, How: out.How, Performed: out.Performed}
 		if out.Real.Text != reply.Text || out.Real.IsError != reply.IsError {
 			row.RealReply = out.Real.Text
@@ -226,6 +257,9 @@ func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.Raw
 		h.wrote = true
 	}
 	row.Reply, row.IsError, row.Status = reply.Text, reply.IsError, reply.Status
+	if reply.Structured != "" {
+		row.Structured = json.RawMessage(reply.Structured)
+	}
 	row.State = h.world.State()
 	if _, err := h.rec.Write(row); err != nil && !errors.Is(err, record.ErrClosed) {
 		return reply, fmt.Errorf("record: %w", err)
@@ -334,6 +368,9 @@ func (h *Hub) Close(reason string) error {
 	end := record.Row{Reason: reason, FinalState: h.world.State(), Calls: h.total, Fired: h.fired}
 	h.mu.Unlock()
 	err := h.rec.Close(end)
+	if c, ok := h.world.(io.Closer); ok {
+		c.Close()
+	}
 	h.subMu.Lock()
 	h.subsClosed = true
 	for id, ch := range h.subs {

@@ -22,7 +22,7 @@ func NewMCPServer(h *Hub, transport string) *mcp.Server {
 				if err != nil {
 					return nil, rpcError(err)
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply.Text}}, IsError: reply.IsError}, nil
+				return toolResult(reply), nil
 			})
 	}
 	return s

@@ -358,24 +358,28 @@ type restCase struct {
 	status int
 	// want is in the error message (for an error status) or is the reply (200).
 	want string
+	// row is the type of the row the request leaves in the record ("" for none: it
+	// never reached the hub).
+	row string
 }
 
 func TestREST(t *testing.T) {
 	priority := `{"field":"priority","value":"urgent"}`
+	const call, rejected = record.TypeCall, record.TypeRejected
 	cases := []restCase{
-		{"reply", faults.CleanID, nil, "POST", "update_ticket", priority, 200, updateReply},
-		{"source with empty body", faults.CleanID, nil, "POST", "read_email", "", 200, emailReply},
-		{"tool failure", "transient_error@update_ticket", nil, "POST", "update_ticket", priority, 503, faults.TextUnavailable},
-		{"session drop", "session_drop@update_ticket", []string{priority}, "POST", "update_ticket", priority, 401, faults.TextSessionEnded},
-		{"array body", faults.CleanID, nil, "POST", "update_ticket", `[1]`, 400, "must be a JSON object, got an array"},
-		{"string body", faults.CleanID, nil, "POST", "update_ticket", `"x"`, 400, "must be a JSON object, got a string"},
-		{"malformed body", faults.CleanID, nil, "POST", "update_ticket", `{bad`, 400, "not valid JSON"},
-		{"missing argument", faults.CleanID, nil, "POST", "update_ticket", `{"field":"priority"}`, 400, "value"},
-		{"wrong type", faults.CleanID, nil, "POST", "update_ticket", `{"field":"priority","value":3}`, 400, "value"},
-		{"empty body to a write", faults.CleanID, nil, "POST", "update_ticket", "", 400, "field"},
-		{"unknown tool", faults.CleanID, nil, "POST", "close_ticket", priority, 404, `unknown tool "close_ticket"`},
-		{"GET", faults.CleanID, nil, "GET", "update_ticket", "", 405, "use POST /tools/update_ticket"},
-		{"too large", faults.CleanID, nil, "POST", "update_ticket", `{"field":"` + strings.Repeat("x", MaxMessageBytes) + `"}`, 413, "body too large"},
+		{"reply", faults.CleanID, nil, "POST", "update_ticket", priority, 200, updateReply, call},
+		{"source with empty body", faults.CleanID, nil, "POST", "read_email", "", 200, emailReply, call},
+		{"tool failure", "transient_error@update_ticket", nil, "POST", "update_ticket", priority, 503, faults.TextUnavailable, call},
+		{"session drop", "session_drop@update_ticket", []string{priority}, "POST", "update_ticket", priority, 401, faults.TextSessionEnded, call},
+		{"array body", faults.CleanID, nil, "POST", "update_ticket", `[1]`, 400, "must be a JSON object, got an array", rejected},
+		{"string body", faults.CleanID, nil, "POST", "update_ticket", `"x"`, 400, "must be a JSON object, got a string", rejected},
+		{"malformed body", faults.CleanID, nil, "POST", "update_ticket", `{bad`, 400, "not valid JSON", rejected},
+		{"missing argument", faults.CleanID, nil, "POST", "update_ticket", `{"field":"priority"}`, 400, `missing properties: ["value"]`, rejected},
+		{"wrong type", faults.CleanID, nil, "POST", "update_ticket", `{"field":"priority","value":3}`, 400, "/properties/value", rejected},
+		{"empty body to a write", faults.CleanID, nil, "POST", "update_ticket", "", 400, `missing properties: ["field" "value"]`, rejected},
+		{"unknown tool", faults.CleanID, nil, "POST", "close_ticket", priority, 404, `unknown tool "close_ticket"`, rejected},
+		{"GET", faults.CleanID, nil, "GET", "update_ticket", "", 405, "use POST /tools/update_ticket", ""},
+		{"too large", faults.CleanID, nil, "POST", "update_ticket", `{"field":"` + strings.Repeat("x", MaxMessageBytes) + `"}`, 413, "body too large", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -386,6 +390,7 @@ func TestREST(t *testing.T) {
 					t.Fatalf("setup call: %d %s", st, body)
 				}
 			}
+			rowsBefore := len(readRecord(t, path).Rows)
 			status, body := restCall(t, c.method, srv.URL+"/tools/"+c.tool, c.body)
 			if status != c.status {
 				t.Fatalf("status %d (%s), want %d", status, body, c.status)
@@ -405,20 +410,21 @@ func TestREST(t *testing.T) {
 					t.Errorf("body %s, want {\"error\": ...} containing %q", body, c.want)
 				}
 			}
-			// What the hub answered (a reply or a refusal) is in the record as the agent got it.
-			rows := readRecord(t, path).Rows
-			last := rows[len(rows)-1]
-			switch {
-			case c.status == 405 || c.status == 413:
-				if last.Type != record.TypeSessionStart && len(c.before) == 0 {
-					t.Errorf("a request that never reached the hub left a %s row", last.Type)
+
+			// The record has what the hub answered, as the agent got it.
+			rows := readRecord(t, path).Rows[rowsBefore:]
+			if c.row == "" {
+				if len(rows) != 0 {
+					t.Errorf("a request that never reached the hub left rows: %+v", rows)
 				}
-			case c.status == 400 && last.Type == record.TypeCall:
-				t.Errorf("a refused call was recorded as a call: %+v", last)
-			default:
-				if last.Transport != "rest" || last.Tool != c.tool || last.Status != c.status {
-					t.Errorf("last row = %s %s %s %d, want rest %s %d", last.Type, last.Transport, last.Tool, last.Status, c.tool, c.status)
-				}
+				return
+			}
+			if len(rows) != 1 {
+				t.Fatalf("%d rows for one request, want 1: %+v", len(rows), rows)
+			}
+			r := rows[0]
+			if r.Type != c.row || r.Transport != "rest" || r.Tool != c.tool || r.Status != c.status {
+				t.Errorf("row = %s %s %s %d, want %s rest %s %d", r.Type, r.Transport, r.Tool, r.Status, c.row, c.tool, c.status)
 			}
 		})
 	}

@@ -152,9 +152,14 @@ func (r *httpRaw) send(tb testing.TB, msg string, wantReply bool) *rpcResponse {
 	if resp == nil {
 		tb.Fatalf("status %d with no JSON-RPC response", status)
 	}
-	// A message refused before it reached the session is a client error.
-	if resp.Error != nil && resp.Error.Code != jsonrpc.CodeMethodNotFound && resp.Error.Code != jsonrpc.CodeInvalidParams && status != http.StatusBadRequest {
-		tb.Errorf("status %d for %d, want 400", status, resp.Error.Code)
+	// A message refused before it reached the session is a client error (400); the
+	// hub's refusal of a call is an answer within the session (200).
+	want := http.StatusOK
+	if resp.Error != nil && resp.Error.Code != jsonrpc.CodeInvalidParams {
+		want = http.StatusBadRequest
+	}
+	if status != want {
+		tb.Errorf("status %d for %+v, want %d", status, resp.Error, want)
 	}
 	return resp
 }
@@ -219,11 +224,13 @@ var badMessages = []badMessage{
 	{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "3", "version"},
 	{"JSON null", `null`, jsonrpc.CodeInvalidRequest, "null", "JSON-RPC"},
 	{"id of the wrong type", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null", "ID"},
+	{"batch", `[{"jsonrpc":"2.0","id":6,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "null", "batches are not supported"},
 	{"unknown method", `{"jsonrpc":"2.0","id":7,"method":"nope"}`, jsonrpc.CodeMethodNotFound, "7", "nope"},
 	{"oversized", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "too large"},
 	{"arguments not matching the schema", callMsg(9, "update_ticket", `{"field":"priority"}`), jsonrpc.CodeInvalidParams, "9", "value"},
 	{"arguments of the wrong type", callMsg(10, "update_ticket", `{"field":"priority","value":["urgent"]}`), jsonrpc.CodeInvalidParams, "10", "value"},
-	{"arguments not an object", callMsg(11, "update_ticket", `"priority=urgent"`), jsonrpc.CodeInvalidParams, "11", ""},
+	{"arguments not an object", callMsg(11, "update_ticket", `"priority=urgent"`), jsonrpc.CodeInvalidParams, "11", "object"},
+	{"call without params", `{"jsonrpc":"2.0","id":13,"method":"tools/call"}`, jsonrpc.CodeInvalidRequest, "13", "params"},
 	{"unknown tool", callMsg(12, "close_ticket", `{}`), jsonrpc.CodeInvalidParams, "12", "close_ticket"},
 }
 
@@ -273,7 +280,7 @@ func TestStdioGuard(t *testing.T) {
 	initialize(t, w)
 	checkSurvives(t, w)
 
-	// Messages that get no error but must not end the session either.
+	// Messages that are served or ignored, and must not end the session either.
 	quiet := []struct {
 		name      string
 		msg       string
@@ -283,12 +290,11 @@ func TestStdioGuard(t *testing.T) {
 		{"trailing whitespace", `{"jsonrpc":"2.0","id":20,"method":"ping"}` + " \t", true},
 		{"CRLF", `{"jsonrpc":"2.0","id":21,"method":"ping"}` + "\r", true},
 		{"response nobody asked for", `{"jsonrpc":"2.0","id":99,"result":{}}`, false},
-		{"batch", `[{"jsonrpc":"2.0","id":22,"method":"ping"}]`, true},
 	}
 	for i, q := range quiet {
 		t.Run(q.name, func(t *testing.T) {
-			if resp := w.send(t, q.msg, q.wantReply); resp != nil && resp.Error != nil && resp.Error.Code != jsonrpc.CodeInvalidRequest {
-				t.Errorf("error %+v", resp.Error)
+			if resp := w.send(t, q.msg, q.wantReply); resp != nil && resp.Error != nil {
+				t.Errorf("error %+v, want the message served", resp.Error)
 			}
 			checkCallWorks(t, w, 2000+i)
 		})

@@ -26,10 +26,13 @@ type Row struct {
 	Time time.Time `json:"time"`
 
 	// session_start
-	Trial           string         `json:"trial,omitempty"`
-	Condition       string         `json:"condition,omitempty"`
-	Fault           *Fault         `json:"fault,omitempty"`
-	Tools           []string       `json:"tools,omitempty"`
+	Trial     string   `json:"trial,omitempty"`
+	Condition string   `json:"condition,omitempty"`
+	Fault     *Fault   `json:"fault,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	// Writes are the tools that write, with real servers behind the wall (so the record
+	// alone can tell a swallowed write).
+	Writes          []string       `json:"writes,omitempty"`
 	InitialState    map[string]any `json:"initial_state,omitempty"`
 	SuccessPossible *bool          `json:"success_possible,omitempty"`
 	Seed            int64          `json:"seed,omitempty"`
@@ -44,6 +47,8 @@ type Row struct {
 	Reply   string `json:"reply,omitempty"`
 	IsError bool   `json:"is_error,omitempty"`
 	Status  int    `json:"status,omitempty"`
+	// Structured is the structured content the agent received, from a real server.
+	Structured json.RawMessage `json:"structured,omitempty"`
 	// RealReply is what the tool really answered, where the agent got something else.
 	RealReply string `json:"real_reply,omitempty"`
 	// State is the world after the call.

@@ -206,6 +206,26 @@ type TrialResult struct {
 	Fired           int           `json:"fired"`
 	Duration        time.Duration `json:"duration"`
 	Dir             string        `json:"dir"`
+	// Model is what the model proxy saw (nil: the spec has no model.upstream).
+	Model *ModelResult `json:"model,omitempty"`
+	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
+	// declares none or the trial has no verdict).
+	Outcomes map[string]bool `json:"outcomes,omitempty"`
+}
+
+// ModelResult is a trial's model proxy: where it was, what it was armed with, and its
+// counts of model calls.
+type ModelResult struct {
+	// Proxy is the trial's {llm_url}.
+	Proxy string `json:"proxy"`
+	// Fault is the armed model fault ("none" for a clean run).
+	Fault string `json:"fault"`
+	// Calls counts the model calls that reached the proxy.
+	Calls int `json:"calls"`
+	// Fired counts the calls whose response the fault mutated.
+	Fired int `json:"fired"`
+	// Failed counts the calls on which the fault fired and could not apply.
+	Failed int `json:"failed,omitempty"`
 }
 
 // Summary counts a run's trials by verdict and outcome.
@@ -213,6 +233,9 @@ type Summary struct {
 	Trials    int            `json:"trials"`
 	ByVerdict map[string]int `json:"by_verdict"`
 	ByOutcome map[string]int `json:"by_outcome"`
+	// ResultsDB says what could not be written to the results database, and why ("": all
+	// was, or none is configured).
+	ResultsDB string `json:"results_db,omitempty"`
 }
 
 // AggregateInput is the input of Aggregate.

@@ -26,7 +26,7 @@ var (
 	// nativeOnlyKeys tell a native spec that uses a tasks list from an Ajantik file.
 	nativeOnlyKeys = []string{
 		"name", "task", "checks", "state_checks", "agent", "conditions", "replicates", "seed",
-		"axes", "limits", "claim", "workspace",
+		"axes", "limits", "claim", "workspace", "model", "outcomes", "servers", "probes",
 	}
 )
 

@@ -7,7 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var taskKeys = []string{"id", "prompt", "checks", "state_checks"}
+var taskKeys = []string{"id", "prompt", "checks", "state_checks", "probes"}
 
 // tasks reads a tasks list: each task has an id, a prompt and its checks.
 func (d *decoder) tasks(n *yaml.Node) []Task {
@@ -31,6 +31,7 @@ func (d *decoder) tasks(n *yaml.Node) []Task {
 			Prompt:      d.text(f["prompt"], where+": prompt"),
 			StateChecks: d.stateChecks(f["state_checks"]),
 			TextChecks:  d.textChecks(f["checks"]),
+			Probes:      d.probes(f["probes"]),
 		}
 		if t.Prompt == "" {
 			d.errorf(item, "%s has no prompt", where)

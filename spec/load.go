@@ -167,6 +167,7 @@ const maxReplicates = 10_000
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
 	"faults", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
+	"model", "outcomes", "servers", "probes",
 }
 
 // nativeHints point keys written at the top to where they belong.
@@ -187,7 +188,10 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Name = d.text(f["name"], "name")
 	var command *yaml.Node
 	s.Agent, command = d.agent(f["agent"])
-	s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
+	s.Servers = d.servers(f["servers"])
+	if f["tools"] != nil || len(s.Servers) == 0 {
+		s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
+	}
 	s.InitialState = d.initialState(f["initial_state"])
 
 	switch {
@@ -195,7 +199,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 		d.errorf(d.keyOf(f["tasks"]), "give either task or tasks, not both")
 	case f["tasks"] != nil:
 		s.Tasks = d.tasks(f["tasks"])
-		for _, k := range []string{"state_checks", "checks"} {
+		for _, k := range []string{"state_checks", "checks", "probes"} {
 			if f[k] != nil {
 				d.errorf(d.keyOf(f[k]), "%s at the top goes with task; with tasks, give each task its %s", k, k)
 			}
@@ -209,11 +213,19 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 			Prompt:      prompt,
 			StateChecks: d.stateChecks(f["state_checks"]),
 			TextChecks:  d.textChecks(f["checks"]),
+			Probes:      d.probes(f["probes"]),
 		}}
 	}
+	d.checkProbes(s.Tasks, s.Servers)
 
-	s.Faults = d.families(f["faults"], s.Tools)
-	s.Conditions = d.conditions(f["conditions"], s.Tools)
+	// The servers' tools are known only once they are reached (proxies.Discover), so
+	// faults and conditions are checked against them then (faults.Generate).
+	known := s.Tools
+	if len(s.Servers) > 0 {
+		known = nil
+	}
+	s.Faults = d.families(f["faults"], known)
+	s.Conditions = d.conditions(f["conditions"], known)
 	if n := f["replicates"]; n != nil {
 		if v, ok := d.whole(n, "replicates"); ok {
 			switch {
@@ -233,7 +245,12 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Limits = d.limits(f["limits"])
 	s.Claim = d.claim(d.fields(f["claim"], "claim", claimKeys, nil), "claim.")
 	s.Workspace = d.workspace(f["workspace"])
+	s.Model = d.model(f["model"])
+	s.Outcomes = d.outcomes(f["outcomes"])
 	d.commandTokens(command, s.Agent.Command, s.Axes)
+	if s.Model.Upstream == "" && usesToken(s.Agent.Command, "llm_url") {
+		d.errorf(command, "agent.command: {llm_url} needs model.upstream, the base URL the model proxy forwards to")
+	}
 
 	if len(s.Tasks) == 1 && s.Tasks[0].ID == "" {
 		s.Tasks[0].ID = s.Name

@@ -47,14 +47,14 @@ func TestLoadExample(t *testing.T) {
 			ID:     "support-ticket",
 			Prompt: "Read the customer's email about ticket T-4821 and set the ticket's priority and team the way the email asks.",
 			StateChecks: []StateCheck{
-				{Key: "priority", Equals: "urgent", Op: "equals", Line: 48},
-				{Key: "team", Equals: "payments", Op: "equals", Line: 49},
+				{Key: "priority", Equals: "urgent", Op: "equals", Line: 55},
+				{Key: "team", Equals: "payments", Op: "equals", Line: 56},
 			},
 		}}},
 		{"agent", s.Agent, Agent{
-			Command: "chaos agent scripted --style verifying --transport stdio --wall-command {wall} --spec {spec}",
+			Command: "{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --spec {spec}",
 			Timeout: Duration(60 * time.Second),
-			Profile: "generic",
+			Profile: "scripted",
 		}},
 		{"tool names", []string{s.Tools[0].Name, s.Tools[1].Name, s.Tools[2].Name}, []string{"read_email", "update_ticket", "get_ticket_field"}},
 		{"effects", []Effect{s.Tools[0].Effect, s.Tools[1].Effect, s.Tools[2].Effect}, []Effect{EffectNone, EffectWrite, EffectRead}},
@@ -68,9 +68,9 @@ func TestLoadExample(t *testing.T) {
 		{"initial state", s.InitialState, map[string]any{"priority": "normal", "team": "accounts"}},
 		{"faults", s.Faults, []string{"all"}},
 		{"conditions", s.Conditions, []ConditionSpec(nil)},
-		{"replicates", s.Replicates, 2},
+		{"replicates", s.Replicates, 1},
 		{"seed", s.Seed, int64(7)},
-		{"limits", s.Limits, Limits{MaxCalls: 40, WallClock: Duration(2 * time.Minute), RepeatedFailures: 5, Concurrency: 2}},
+		{"limits", s.Limits, Limits{MaxCalls: 40, WallClock: Duration(2 * time.Minute), RepeatedFailures: 5, Concurrency: 4}},
 		{"claim", s.Claim, ClaimSpec{StatusField: `(?im)^\W*STATUS:\s*(ok|partial|failed)`}},
 		{"extra", s.Extra, map[string]string(nil)},
 	})
@@ -171,6 +171,16 @@ func TestLoadEveryKey(t *testing.T) {
 		{"seed", s.Seed, int64(42)},
 		{"axes", s.Axes, []Axis{{"model", []string{"small", "large"}}, {"case", []string{"eu", "us"}}}},
 		{"workspace", s.Workspace, Workspace{Repo: "https://example.com/tickets.git", Ref: "v1.2.0", Files: []string{"fixtures/ticket.json"}}},
+		{"model", s.Model, ModelSpec{
+			Upstream: "https://api.openai.com/v1", Fault: "compound_wrong_entity", Rate: 0.5,
+			Steps:       []string{"choose_tool", "update_ticket"},
+			StaleValues: map[string][]any{"value": {"normal", "low"}, "count": {float64(3)}},
+			Entities:    map[string][]string{"ticket": {"T-1", "T-2"}},
+		}},
+		{"outcomes", s.Outcomes, Outcomes{
+			Failures:  []Outcome{{Name: "wrong_priority", State: &StateCheck{Key: "priority", NotEquals: "urgent", Op: "not_equals", Line: 91}, Failure: true, Line: 91}},
+			Successes: []Outcome{{Name: "says_done", Closing: `(?i)\bdone\b`, Line: 93}},
+		}},
 	})
 }
 
@@ -268,7 +278,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown key", base + "replicats: 3\n",
 			[]string{`spec.yaml:13: unknown key "replicats" (did you mean replicates?)`}},
 		{"unknown key, nothing close", base + "gremlins: 3\n",
-			[]string{`spec.yaml:13: unknown key "gremlins" (known: name, task, tasks, checks, state_checks, agent, tools, initial_state, faults, conditions, replicates, seed, axes, limits, claim, workspace)`}},
+			[]string{`spec.yaml:13: unknown key "gremlins" (known: ` + strings.Join(nativeKeys, ", ") + `)`}},
 		{"key in the wrong place", base + "status_field: x\n",
 			[]string{`spec.yaml:13: unknown key "status_field" (did you mean claim.status_field?)`}},
 		{"unknown key in a section", base + "limits: {max_call: 3}\n",

@@ -18,6 +18,8 @@ type Plan struct {
 	Cells       []string    `json:"cells"`
 	Replicates  int         `json:"replicates"`
 	Concurrency int         `json:"concurrency"`
+	// PairedWith is the run folder whose seeds the trials reuse (see PairWith).
+	PairedWith string `json:"paired_with,omitempty"`
 }
 
 // TrialPlan is one trial to run.
@@ -147,4 +149,19 @@ func SortedAxes(axes map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReuseSeeds gives every trial the seed that seed returns for its cell and replicate (a
+// paired run's), records where they came from, and returns how many trials got one. A
+// trial whose cell and replicate the other run lacks keeps its own seed.
+func (p *Plan) ReuseSeeds(from string, seed func(cell string, rep int) (int64, bool)) int {
+	n := 0
+	for i, t := range p.Trials {
+		if s, ok := seed(t.Cell, t.Rep); ok {
+			p.Trials[i].Seed = s
+			n++
+		}
+	}
+	p.PairedWith = from
+	return n
 }

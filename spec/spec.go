@@ -33,9 +33,12 @@ type Spec struct {
 	// Format is "chaos" for a native spec, "ajantik" for an Ajantik scenario file.
 	Format string `json:"format"`
 
-	Tasks        []Task         `json:"tasks"`
-	Agent        Agent          `json:"agent"`
-	Tools        []Tool         `json:"tools"`
+	Tasks []Task `json:"tasks"`
+	Agent Agent  `json:"agent"`
+	Tools []Tool `json:"tools"`
+	// Servers are real MCP servers behind the wall; their tools join Tools when the run is
+	// planned (proxies.Discover).
+	Servers      []Server       `json:"servers,omitempty"`
 	InitialState map[string]any `json:"initial_state,omitempty"`
 	// Faults lists the tool fault families to generate (empty or ["all"]: every family that applies).
 	Faults []string `json:"faults,omitempty"`
@@ -48,6 +51,11 @@ type Spec struct {
 	Limits     Limits    `json:"limits"`
 	Claim      ClaimSpec `json:"claim"`
 	Workspace  Workspace `json:"workspace"`
+	// Model is the model chaos table: the proxy's upstream and the model fault. It is
+	// not part of the spec's Identity.
+	Model ModelSpec `json:"model,omitzero"`
+	// Outcomes are named outcomes declared besides the built-in verdicts.
+	Outcomes Outcomes `json:"outcomes,omitzero"`
 	// Extra holds keys that are accepted but not used yet: Ajantik's skill and mcp_server
 	// (the latter as JSON).
 	Extra map[string]string `json:"-"`
@@ -61,6 +69,8 @@ type Task struct {
 	StateChecks []StateCheck `json:"state_checks,omitempty"`
 	// TextChecks are checks of the agent's closing message (Ajantik's `checks:`).
 	TextChecks []TextCheck `json:"text_checks,omitempty"`
+	// Probes are checks of the real world after the trial (mcp probes, command checks).
+	Probes []Probe `json:"probes,omitempty"`
 }
 
 // TextCheck is a check of the agent's closing message.
@@ -104,6 +114,10 @@ type Tool struct {
 	// Reply is the tool's answer: the fixed reply of a source, the acknowledgement of a write.
 	// A read answers {KeyField: key, ValueField: value} unless Reply is set.
 	Reply string `json:"reply,omitempty"`
+	// Server names the real server the tool is served from ("" for a simulated tool);
+	// Remote is the tool's name on that server (it differs where names collide).
+	Server string `json:"server,omitempty"`
+	Remote string `json:"remote,omitempty"`
 }
 
 // StateCheck is a check of the final world: the value stored under Key.

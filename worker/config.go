@@ -38,6 +38,9 @@ var (
 type ServerConfig struct {
 	// DataDir holds the SQLite file (temporal.db). Default: DefaultDataDir().
 	DataDir string
+	// DB, when set, is a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) to
+	// keep the history in instead of the SQLite file; the schema is set up on start.
+	DB string
 	// Namespace is registered on start when missing. Default: "default".
 	Namespace string
 	// Retention of closed workflows in a namespace created by StartServer; an

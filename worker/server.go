@@ -77,7 +77,12 @@ func StartServer(ctx context.Context, cfg ServerConfig) (_ *Server, err error) {
 	}
 	s.frontendAddr = net.JoinHostPort(cfg.IP, strconv.Itoa(ports.frontend))
 
-	store, err := sqliteStore(cfg)
+	var store config.Persistence
+	if cfg.DB != "" {
+		store, err = postgresStore(ctx, cfg, slogLogger{log: logger, gate: s.logGate})
+	} else {
+		store, err = sqliteStore(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}

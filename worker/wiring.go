@@ -10,6 +10,7 @@ import (
 
 	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -23,6 +24,10 @@ type WorkerOptions struct {
 	Logger *slog.Logger
 	// JudgeRegistry is the judge registry the run reports read (default <data dir>/judges.json).
 	JudgeRegistry string
+	// Results is the results database every run is copied into (nil: none); StoreCalls
+	// copies every recorded call too.
+	Results    *store.Store
+	StoreCalls bool
 }
 
 // NewWorker builds a worker on the chaos task queue with every workflow and activity
@@ -42,12 +47,14 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	})
 	w.RegisterWorkflow(workflows.ExperimentWorkflow)
 	w.RegisterWorkflow(workflows.TrialWorkflow)
+	w.RegisterWorkflow(workflows.ScheduledRunWorkflow)
 	acts := activities.New(c)
 	if opts.ChaosBin != "" {
 		acts.ChaosBin = opts.ChaosBin
 	}
 	acts.Logger = opts.Logger
 	acts.JudgeRegistry = opts.JudgeRegistry
+	acts.Results, acts.StoreCalls = opts.Results, opts.StoreCalls
 	if acts.JudgeRegistry == "" {
 		if dir, err := DefaultDataDir(); err == nil {
 			acts.JudgeRegistry = filepath.Join(dir, "judges.json")

@@ -34,6 +34,10 @@ type Reply struct {
 	IsError bool   `json:"is_error,omitempty"`
 	// Status is the HTTP-like status of the answer: 200, 400, 401, 503.
 	Status int `json:"status"`
+	// Structured is the reply's structured content as compact JSON (an object), from a
+	// real server: MCP clients such as Claude Code read it rather than the text. It is text
+	// so that a Reply stays comparable.
+	Structured string `json:"structured,omitempty"`
 }
 
 // OK is a successful reply with text.

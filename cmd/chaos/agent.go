@@ -19,6 +19,8 @@ type AgentOptions struct {
 	WallCommand string
 	URL         string
 	Spec        string
+	// Script is a declared script of calls, for real servers (instead of Spec).
+	Script string
 }
 
 // NewCmdAgent builds `chaos agent`, the reference agents.
@@ -58,20 +60,28 @@ Styles:
 	cmd.Flags().StringVar(&opts.WallCommand, "wall-command", "", "for stdio: the command that starts the wall ({wall})")
 	cmd.Flags().StringVar(&opts.URL, "url", "", "for http: the MCP endpoint ({wall_url}/mcp); for rest: the wall's base URL ({wall_url})")
 	cmd.Flags().StringVar(&opts.Spec, "spec", "", "the experiment spec whose task to perform ({spec})")
+	cmd.Flags().StringVar(&opts.Script, "script", "", "a declared script of calls (sources, writes and their checks), for real servers; instead of --spec (see docs/upstream.md)")
 	return cmd
 }
 
 func agentRun(ctx context.Context, opts *AgentOptions) error {
-	if opts.Spec == "" {
-		return badInput(fmt.Errorf("--spec is required: the reference agent derives its script from the spec"))
+	if opts.Spec == "" && opts.Script == "" {
+		return badInput(fmt.Errorf("--spec is required: the reference agent derives its script from the spec (or give --script)"))
 	}
-	s, err := spec.Load(opts.Spec)
-	if err != nil {
-		return badInput(err)
-	}
-	sc, err := agents.ScriptFor(s)
-	if err != nil {
-		return badInput(err)
+	var sc *agents.Script
+	if opts.Script != "" {
+		var err error
+		if sc, err = agents.LoadScript(opts.Script); err != nil {
+			return badInput(err)
+		}
+	} else {
+		s, err := spec.Load(opts.Spec)
+		if err != nil {
+			return badInput(err)
+		}
+		if sc, err = agents.ScriptFor(s); err != nil {
+			return badInput(err)
+		}
 	}
 	c, err := agents.Dial(ctx, opts.Transport, opts.WallCommand, opts.URL)
 	if err != nil {

@@ -17,17 +17,26 @@ type FaultsOptions struct {
 	IO   *IOStreams
 	Spec string
 	JSON bool
+	// Model lists the model fault catalogue instead of a spec's conditions.
+	Model bool
 }
 
 // NewCmdFaults builds `chaos faults SPEC`.
 func NewCmdFaults(ios *IOStreams, runF func(*FaultsOptions) error) *cobra.Command {
 	opts := &FaultsOptions{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "faults SPEC",
-		Short: "List every condition a spec generates, with one line on what each does (runs nothing)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "faults (SPEC | --model)",
+		Short: "List every condition a spec generates, or the model fault catalogue, with one line on what each does (runs nothing)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Spec = args[0]
+			switch {
+			case opts.Model && len(args) > 0:
+				return badInput(fmt.Errorf("give either SPEC or --model: the model catalogue is the same for every spec"))
+			case !opts.Model && len(args) == 0:
+				return badInput(fmt.Errorf("give a spec file (chaos faults SPEC), or --model for the model fault catalogue"))
+			case len(args) == 1:
+				opts.Spec = args[0]
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -35,6 +44,7 @@ func NewCmdFaults(ios *IOStreams, runF func(*FaultsOptions) error) *cobra.Comman
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the conditions as JSON, for scripts")
+	cmd.Flags().BoolVar(&opts.Model, "model", false, "list the model fault catalogue (model.fault in a spec) instead")
 	return cmd
 }
 
@@ -45,7 +55,14 @@ type ConditionView struct {
 }
 
 func faultsRun(opts *FaultsOptions) error {
+	if opts.Model {
+		return modelFaultsRun(opts)
+	}
 	s, err := spec.Load(opts.Spec)
+	if err != nil {
+		return badInput(err)
+	}
+	s, classes, err := discoverClassified(s)
 	if err != nil {
 		return badInput(err)
 	}
@@ -88,5 +105,32 @@ func faultsRun(opts *FaultsOptions) error {
 	if len(none) > 0 {
 		fmt.Fprintf(opts.IO.Out, "\nNot applicable to this spec: %s\n", strings.Join(none, "; "))
 	}
+	printClassification(opts.IO.Out, classes)
 	return nil
+}
+
+// modelFaultsRun prints the model fault catalogue: one line each, or JSON.
+func modelFaultsRun(opts *FaultsOptions) error {
+	cat := faults.ModelFaults()
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		type view struct {
+			Name string `json:"name"`
+			What string `json:"what"`
+		}
+		views := make([]view, len(cat))
+		for i, f := range cat {
+			views[i] = view{f.Name, f.What}
+		}
+		return enc.Encode(views)
+	}
+	fmt.Fprintf(opts.IO.Out, "%d model faults (model.fault in a spec; each mutates one response at the eligible positions)\n\n", len(cat))
+	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAULT\tWHAT THE AGENT RECEIVES")
+	for _, f := range cat {
+		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.What)
+	}
+	return tw.Flush()
 }

@@ -23,13 +23,15 @@ import (
 
 // RunOptions are the inputs of `chaos run`.
 type RunOptions struct {
-	IO           *IOStreams
-	Spec         string
-	Out          string
-	Reps         int
-	Only         []string
-	Concurrency  int
-	DryRun       bool
+	IO          *IOStreams
+	Spec        string
+	Out         string
+	Reps        int
+	Only        []string
+	Concurrency int
+	DryRun      bool
+	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
+	PairWith     string
 	AgentCommand []string
 	Temporal     TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
@@ -75,7 +77,9 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
+	addResultsFlags(cmd, &opts.Temporal.Results, true)
 	return cmd
 }
 
@@ -93,8 +97,22 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// planRun loads the spec and plans the run; every problem is bad input (exit 1).
-func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
+// planPairedRun loads the spec and plans the run, with the seeds of the run --pair-with
+// names and the line that says so; every problem is bad input (exit 1).
+func planPairedRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, string, error) {
+	s, data, p, err := planSpec(opts)
+	if err != nil || opts.PairWith == "" {
+		return s, data, p, "", err
+	}
+	line, err := pairPlan(opts, s, p)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	return s, data, p, line, nil
+}
+
+// planSpec loads the spec and plans the run.
+func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	data, err := os.ReadFile(opts.Spec)
 	if err != nil {
 		return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
@@ -104,6 +122,9 @@ func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	s.Path = opts.Spec
+	if s, err = discoverServers(s); err != nil { // real servers: their tools join the spec's
+		return nil, nil, nil, badInput(err)
+	}
 	conds, err := faults.Generate(s)
 	if err != nil {
 		return nil, nil, nil, badInput(err)
@@ -130,6 +151,12 @@ func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 			return nil, nil, nil, badInput(fmt.Errorf("the agent command after --: %w", err))
 		}
 	}
+	if s.Model.Upstream != "" {
+		// ${VAR}s are expanded again where each trial runs; an unset one is caught here.
+		if _, err := s.Model.ExpandUpstream(nil); err != nil {
+			return nil, nil, nil, badInput(fmt.Errorf("%s: %w", opts.Spec, err))
+		}
+	}
 	p, err := spec.NewPlan(s, ids, opts.Reps, opts.Concurrency)
 	if err != nil {
 		return nil, nil, nil, badInput(err)
@@ -138,11 +165,14 @@ func planRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {
-	s, data, plan, err := planRun(opts)
+	s, data, plan, paired, err := planPairedRun(opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
+	if paired != "" {
+		fmt.Fprintln(opts.IO.Out, paired)
+	}
 	if opts.DryRun {
 		return nil
 	}
@@ -199,7 +229,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 				return unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
 			printSummary(opts.IO, res)
-			return nil
+			return noModelCalls(s, res.Results)
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
@@ -238,6 +268,9 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
+	if res.Summary.ResultsDB != "" {
+		fmt.Fprintln(ios.ErrOut, "warning: "+res.Summary.ResultsDB)
+	}
 }
 
 func sortedKeys(m map[string]int) []string {

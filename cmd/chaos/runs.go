@@ -18,6 +18,7 @@ type RunsOptions struct {
 	IO       *IOStreams
 	Temporal TemporalFlags
 	Limit    int
+	Results  ResultsFlags
 }
 
 // NewCmdRuns builds `chaos runs`: past runs from Temporal's visibility.
@@ -25,16 +26,23 @@ func NewCmdRuns(ios *IOStreams) *cobra.Command {
 	opts := &RunsOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List past runs (from Temporal's visibility)",
+		Short: "List past runs (from the results database when configured, else Temporal's visibility)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return runsRun(cmd.Context(), opts) },
 	}
 	addTemporalFlags(cmd, &opts.Temporal)
 	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "how many runs to list, newest first")
+	addResultsFlags(cmd, &opts.Results, false)
 	return cmd
 }
 
 func runsRun(ctx context.Context, opts *RunsOptions) error {
+	if db, err := openResults(ctx, opts.Results); err != nil {
+		return err
+	} else if db != nil {
+		defer db.Close()
+		return runsFromStore(ctx, opts, db)
+	}
 	c, err := connect(ctx, opts.Temporal, false, "runs")
 	if err != nil {
 		return err

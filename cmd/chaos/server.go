@@ -13,6 +13,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
 )
 
@@ -23,6 +24,9 @@ type ServerOptions struct {
 	Port     int
 	UIPort   int
 	NoWorker bool
+	// DB is a PostgreSQL URL for the history ("": SQLite in the data directory).
+	DB      string
+	Results ResultsFlags
 }
 
 // NewCmdServer builds `chaos server`: the embedded Temporal server and its web UI, kept up
@@ -33,9 +37,14 @@ func NewCmdServer(ios *IOStreams) *cobra.Command {
 		Use:   "server",
 		Short: "Keep the embedded Temporal server, its web UI and a worker up for many runs",
 		Long: `chaos server starts the embedded Temporal server (history in SQLite under the data
-directory), its web UI, and a chaos worker, and keeps them up until Ctrl-C. chaos run,
-runs and abort find it through the data directory; other hosts reach it with
---temporal ADDR.`,
+directory, or in PostgreSQL with --db), its web UI, and a chaos worker, and keeps them up
+until Ctrl-C. chaos run, runs and abort find it through the data directory; other hosts
+reach it with --temporal ADDR.
+
+With --db postgres://USER:PASSWORD@HOST:PORT/DATABASE the history goes to that database
+(and visibility to DATABASE_visibility): they are created when missing, and Temporal's
+schema is set up or upgraded on every start. With --results-db (or $` + store.EnvURL + `)
+the worker copies every run into the results database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serverRun(cmd.Context(), opts) },
 	}
@@ -44,6 +53,8 @@ runs and abort find it through the data directory; other hosts reach it with
 	cmd.Flags().IntVar(&opts.Port, "port", 7233, "frontend gRPC port (0: any free port)")
 	cmd.Flags().IntVar(&opts.UIPort, "ui-port", 8233, "web UI port (0: any free port, -1: no UI)")
 	cmd.Flags().BoolVar(&opts.NoWorker, "no-worker", false, "run no worker here (workers join with chaos worker --temporal ADDR)")
+	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL to keep Temporal's history in (default: SQLite in the data directory)")
+	addResultsFlags(cmd, &opts.Results, true)
 	return cmd
 }
 
@@ -56,7 +67,14 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 		return err
 	}
 	logPath := filepath.Join(dir, "logs", "server.log")
-	srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: opts.Temporal.Namespace, Port: opts.Port, UIPort: opts.UIPort, LogFile: logPath})
+	var results *store.Store
+	if !opts.NoWorker {
+		if results, err = openResults(ctx, opts.Results); err != nil {
+			return err
+		}
+		defer results.Close()
+	}
+	srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, DB: opts.DB, Namespace: opts.Temporal.Namespace, Port: opts.Port, UIPort: opts.UIPort, LogFile: logPath})
 	if err != nil {
 		return badInput(fmt.Errorf("start the server: %w", err))
 	}
@@ -69,7 +87,14 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 	if ui := srv.UIAddr(); ui != "" {
 		fmt.Fprintf(opts.IO.Out, "Temporal web UI: %s\n", ui)
 	}
-	fmt.Fprintf(opts.IO.Out, "history: %s\nlogs:    %s\n", dir, logPath)
+	history := dir
+	if opts.DB != "" {
+		history = "PostgreSQL " + store.Where(opts.DB)
+	}
+	fmt.Fprintf(opts.IO.Out, "history: %s\nlogs:    %s\n", history, logPath)
+	if results != nil {
+		fmt.Fprintf(opts.IO.Out, "results: PostgreSQL %s\n", results.Where())
+	}
 	if !opts.NoWorker {
 		logger := slog.New(slog.NewTextHandler(mustAppend(filepath.Join(dir, "logs", "worker.log")), nil))
 		c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendAddr(), Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
@@ -77,7 +102,7 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 			return err
 		}
 		defer c.Close()
-		w := worker.NewWorker(c, worker.WorkerOptions{Logger: logger})
+		w := worker.NewWorker(c, worker.WorkerOptions{Logger: logger, Results: results, StoreCalls: opts.Results.Calls})
 		if err := w.Start(); err != nil {
 			return err
 		}
@@ -103,6 +128,7 @@ type WorkerCmdOptions struct {
 	IO        *IOStreams
 	Temporal  TemporalFlags
 	MaxTrials int
+	Results   ResultsFlags
 }
 
 // NewCmdWorker builds `chaos worker --temporal ADDR`.
@@ -122,11 +148,17 @@ func NewCmdWorker(ios *IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&opts.Temporal.Address, "temporal", "", "Temporal frontend host:port")
 	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials this worker runs at once")
+	addResultsFlags(cmd, &opts.Results, true)
 	return cmd
 }
 
 func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	results, err := openResults(ctx, opts.Results)
+	if err != nil {
+		return err
+	}
+	defer results.Close()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, err := client.DialContext(dctx, client.Options{HostPort: opts.Temporal.Address, Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
@@ -134,7 +166,7 @@ func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
 		return badInput(fmt.Errorf("cannot reach Temporal at %s: %w", opts.Temporal.Address, err))
 	}
 	defer c.Close()
-	w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials, Logger: logger})
+	w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials, Logger: logger, Results: results, StoreCalls: opts.Results.Calls})
 	if err := w.Start(); err != nil {
 		return err
 	}

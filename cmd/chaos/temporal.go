@@ -12,6 +12,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
 )
 
@@ -22,6 +23,8 @@ type TemporalFlags struct {
 	DataDir   string
 	// ChaosBin is the chaos binary trials start for {wall} (tests point it at a built one).
 	ChaosBin string
+	// Results is the results database an embedded worker copies runs into.
+	Results ResultsFlags
 }
 
 // serverFile is where a running `chaos server` leaves its addresses, so that commands
@@ -41,9 +44,11 @@ type conn struct {
 	Server   *worker.Server
 	Worker   sdkworker.Worker
 	Embedded bool
-	UI       string
-	LogPath  string
-	logFile  *os.File
+	// Results is the results database the embedded worker writes to (nil: none).
+	Results *store.Store
+	UI      string
+	LogPath string
+	logFile *os.File
 }
 
 func (c *conn) Close() {
@@ -56,6 +61,7 @@ func (c *conn) Close() {
 	if c.Server != nil {
 		_ = c.Server.Stop()
 	}
+	c.Results.Close()
 	if c.logFile != nil {
 		c.logFile.Close()
 	}
@@ -91,6 +97,14 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 			addr, c.UI = a.Frontend, a.UI
 		}
 	}
+	if addr == "" && withWorker {
+		// The embedded worker writes results: a database that cannot be used stops the
+		// run before anything starts.
+		if c.Results, err = openResults(ctx, flags.Results); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	if addr == "" {
 		srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: flags.Namespace, Logger: logger})
 		if err != nil {
@@ -107,7 +121,8 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	}
 	c.Client = cl
 	if withWorker && c.Embedded {
-		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin, JudgeRegistry: filepath.Join(dir, "judges.json")})
+		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin, JudgeRegistry: filepath.Join(dir, "judges.json"),
+			Results: c.Results, StoreCalls: flags.Results.Calls})
 		if err := c.Worker.Start(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start the worker: %w", err)

@@ -1,0 +1,623 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/probes"
+	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+)
+
+// RecordOptions are the inputs of `chaos record`.
+type RecordOptions struct {
+	IO             *IOStreams
+	AllowRealCalls bool
+	Task           string
+	Servers        []string
+	Out            string
+	Timeout        time.Duration
+	AgentCommand   []string
+	// Chaos is the chaos binary for {wall} and {chaos} (default: this one).
+	Chaos string
+	// Now is replaced in tests.
+	Now func() time.Time
+}
+
+// NewCmdRecord builds `chaos record`.
+func NewCmdRecord(ios *IOStreams, runF func(context.Context, *RecordOptions) error) *cobra.Command {
+	opts := &RecordOptions{IO: ios, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "record --allow-real-calls --task TEXT --server CMD [--server CMD...] --out SPEC -- AGENT COMMAND...",
+		Short: "Run an agent once against real MCP servers and write a spec from what it did",
+		Long: `chaos record runs the agent command once, against the real servers through a
+recording wall with no fault, and writes a spec: the servers, which of their tools
+write and which read back, each tool's real reply (so a fabricated success looks like
+it), mcp probes that read back the values the agent wrote, and the agent command.
+Every inference is listed as a comment at the top of the spec: read them.
+
+The run has real side effects (whatever the agent writes, deletes or sends is done), so
+chaos record refuses to start without --allow-real-calls.
+
+--server takes a command line (leading NAME=value words are its environment; {sandbox}
+is the run's working folder) or an http(s) URL of a streamable HTTP server. The agent
+command takes the tokens {task} {wall} {wall_url} {mcp_config} {sandbox} {chaos}.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				opts.AgentCommand = args[dash:]
+				args = args[:dash]
+			}
+			if len(args) > 0 {
+				return badInput(fmt.Errorf("unexpected arguments %q: the agent command goes after --", args))
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return recordRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.AllowRealCalls, "allow-real-calls", false, "confirm that the agent may make real calls with real side effects")
+	cmd.Flags().StringVar(&opts.Task, "task", "", "what the agent is asked to do ({task})")
+	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "a real MCP server: a command line or an http(s) URL (repeat for several)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "where to write the spec")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "the longest the agent may run")
+	return cmd
+}
+
+// recordTokens are the tokens chaos record fills in.
+var recordTokens = []string{"task", "wall", "wall_url", "mcp_config", "sandbox", "chaos"}
+
+var tokenRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.]*)\}`)
+
+func recordRun(ctx context.Context, opts *RecordOptions) error {
+	if !opts.AllowRealCalls {
+		return badInput(errors.New("chaos record runs the agent against the real servers, and what it does there is real (writes, deletes, messages sent); pass --allow-real-calls to go ahead"))
+	}
+	switch {
+	case strings.TrimSpace(opts.Task) == "":
+		return badInput(errors.New("--task is required: what the agent is asked to do"))
+	case len(opts.Servers) == 0:
+		return badInput(errors.New("--server is required: the real MCP server(s) the agent uses"))
+	case opts.Out == "":
+		return badInput(errors.New("--out is required: where to write the spec"))
+	case len(opts.AgentCommand) == 0:
+		return badInput(errors.New("give the agent command after --: chaos record ... -- AGENT COMMAND"))
+	}
+	for _, w := range opts.AgentCommand {
+		for _, m := range tokenRef.FindAllStringSubmatch(w, -1) {
+			if !slices.Contains(recordTokens, m[1]) {
+				return badInput(fmt.Errorf("the agent command holds {%s}, which chaos record cannot fill in (it fills in %s)", m[1], "{"+strings.Join(recordTokens, "} {")+"}"))
+			}
+		}
+	}
+	name := strings.TrimSuffix(filepath.Base(opts.Out), filepath.Ext(opts.Out))
+	var servers []spec.Server
+	var taken []string
+	for _, line := range opts.Servers {
+		sv, err := proxies.ServerFromCommand(serverName(line, taken), line)
+		if err != nil {
+			return badInput(fmt.Errorf("--server %q: %w", line, err))
+		}
+		taken = append(taken, sv.Name)
+		servers = append(servers, sv)
+	}
+	bin := opts.Chaos
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	sandbox, err := os.MkdirTemp("", "chaos-record-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sandbox)
+
+	s := &spec.Spec{Name: name, Format: "chaos", Tasks: []spec.Task{{ID: name, Prompt: opts.Task}}, Servers: servers, Replicates: 1, Seed: 1}
+	up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s, Sandbox: sandbox})
+	if err != nil {
+		return badInput(err)
+	}
+	recPath := strings.TrimSuffix(opts.Out, filepath.Ext(opts.Out)) + ".record.jsonl"
+	rec, err := record.Open(recPath)
+	if err != nil {
+		up.Close()
+		return err
+	}
+	hub, err := proxies.NewHub(proxies.Config{Spec: up.Spec(), Condition: faults.Condition{ID: faults.CleanID, SuccessPossible: true}, Seed: 1, Trial: "record", Record: rec, Source: up})
+	if err != nil {
+		up.Close()
+		return err
+	}
+	classes := up.Classifications()
+	tools := up.Tools()
+	srv, err := proxies.Serve(hub, "")
+	if err != nil {
+		hub.Close("the wall could not listen: " + err.Error())
+		return err
+	}
+	tokens := map[string]string{
+		"task": opts.Task, "wall": bin + " wall --hub " + srv.URL, "wall_url": srv.URL,
+		"mcp_config": recordMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
+	}
+	argv := make([]string, len(opts.AgentCommand))
+	for i, w := range opts.AgentCommand {
+		argv[i] = tokenRef.ReplaceAllStringFunc(w, func(t string) string { return tokens[t[1:len(t)-1]] })
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "chaos record: running the agent against %d real server(s) through the wall at %s\n", len(servers), srv.URL)
+	actx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(actx, argv[0], argv[1:]...)
+	cmd.Dir = sandbox
+	var stdout bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&stdout, opts.IO.ErrOut)
+	cmd.Stderr = opts.IO.ErrOut
+	cmd.WaitDelay = 2 * time.Second
+	runErr := cmd.Run()
+	srv.Close()
+	hub.Close("agent exited")
+	if actx.Err() != nil {
+		return badInput(fmt.Errorf("the agent ran past --timeout %s; no spec was written (the record is at %s)", opts.Timeout, recPath))
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		return badInput(fmt.Errorf("the agent command could not run: %w", runErr))
+	}
+	log, err := record.ReadFile(recPath)
+	if err != nil {
+		return fmt.Errorf("read the record of the run: %w", err)
+	}
+	text, summary, err := inferSpec(inference{
+		Name: name, Task: opts.Task, Argv: opts.AgentCommand, Servers: servers, Classes: classes, Tools: tools,
+		Log: log, Stdout: stdout.String(), Sandbox: sandbox, Now: opts.Now(), ExitCode: cmd.ProcessState.ExitCode(),
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := spec.Parse(opts.Out, []byte(text)); err != nil {
+		return fmt.Errorf("the spec chaos record wrote does not load (a bug; it is at %s.rejected): %w", opts.Out, errors.Join(err, os.WriteFile(opts.Out+".rejected", []byte(text), 0o644)))
+	}
+	if err := os.WriteFile(opts.Out, []byte(text), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "wrote %s: %s\nthe record of the run is %s\nread the inferences at the top of the spec, then: chaos faults %s; chaos run %s\n", opts.Out, summary, recPath, opts.Out, opts.Out)
+	return nil
+}
+
+// serverName names a server from its command: the word after server- or mcp-server- in
+// it (server-memory: memory), else its program's base name; made unique against taken.
+func serverName(line string, taken []string) string {
+	name := "server"
+	words, _ := proxies.SplitCommand(line)
+	if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+		words = []string{"remote"}
+	}
+	found := false
+	for _, w := range words {
+		base := w
+		for _, part := range strings.Split(w, "/") {
+			if strings.HasPrefix(part, "server-") || strings.HasPrefix(part, "mcp-server-") {
+				base = part
+			}
+		}
+		if i := strings.Index(base, "server-"); i >= 0 {
+			name, found = base[i+len("server-"):], true
+			break
+		}
+	}
+	if !found {
+		for _, w := range words {
+			if !strings.Contains(w, "=") {
+				name = strings.TrimSuffix(filepath.Base(w), filepath.Ext(w))
+				break
+			}
+		}
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '-'
+	}, name)
+	name = strings.ReplaceAll(name, "__", "_")
+	if name == "" {
+		name = "server"
+	}
+	out := name
+	for i := 2; slices.Contains(taken, out); i++ {
+		out = fmt.Sprintf("%s%d", name, i)
+	}
+	return out
+}
+
+func recordMCPConfig(bin, hubURL string) string {
+	cfg := map[string]map[string]any{"mcpServers": {"chaos": map[string]any{"type": "stdio", "command": bin, "args": []string{"wall", "--hub", hubURL}}}}
+	b, _ := json.Marshal(cfg)
+	return string(b)
+}
+
+// inference is what a recorded run gives inferSpec.
+type inference struct {
+	Name, Task string
+	Argv       []string
+	Servers    []spec.Server
+	Classes    []proxies.Classification
+	Tools      []spec.Tool
+	Log        *record.Log
+	Stdout     string
+	Sandbox    string
+	Now        time.Time
+	ExitCode   int
+}
+
+// The spec chaos record writes, in the order a reader wants it.
+type (
+	recordedSpec struct {
+		Name    string            `yaml:"name"`
+		Task    string            `yaml:"task"`
+		Agent   recordedAgent     `yaml:"agent"`
+		Servers []recordedServer  `yaml:"servers"`
+		Probes  []recordedProbe   `yaml:"probes,omitempty"`
+		Claim   map[string]string `yaml:"claim,omitempty"`
+	}
+	recordedAgent struct {
+		Command string `yaml:"command"`
+		Profile string `yaml:"profile,omitempty"`
+		Timeout string `yaml:"timeout,omitempty"`
+	}
+	recordedServer struct {
+		Name    string                  `yaml:"name"`
+		Command string                  `yaml:"command,omitempty"`
+		Args    []string                `yaml:"args,omitempty"`
+		Env     map[string]string       `yaml:"env,omitempty"`
+		URL     string                  `yaml:"url,omitempty"`
+		Headers map[string]string       `yaml:"headers,omitempty"`
+		Tools   map[string]recordedTool `yaml:"tools,omitempty"`
+	}
+	recordedTool struct {
+		Effect     string `yaml:"effect"`
+		Reply      string `yaml:"reply,omitempty"`
+		Structured any    `yaml:"structured,omitempty"`
+	}
+	recordedProbe struct {
+		MCP recordedMCP `yaml:"mcp"`
+	}
+	recordedMCP struct {
+		Server   string         `yaml:"server"`
+		Tool     string         `yaml:"tool"`
+		Args     map[string]any `yaml:"args"`
+		Path     string         `yaml:"path"`
+		Equals   any            `yaml:"equals,omitempty"`
+		Contains string         `yaml:"contains,omitempty"`
+	}
+)
+
+// maxRecordedReply bounds a reply kept in the spec.
+const maxRecordedReply = 4096
+
+var (
+	secretName = regexp.MustCompile(`(?i)(token|secret|key|password|passwd|auth|credential)`)
+	statusLine = regexp.MustCompile(`(?im)^\W*STATUS:\s*(ok|partial|failed)`)
+)
+
+// inferSpec writes the spec of a recorded run, every inference listed at its top, and
+// a one-line summary.
+func inferSpec(in inference) (string, string, error) {
+	var notes []string
+	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	out := recordedSpec{Name: in.Name, Task: in.Task, Agent: recordedAgent{Command: spec.JoinCommand(in.Argv), Timeout: "5m"}}
+	if strings.Contains(out.Agent.Command, "agent scripted") {
+		out.Agent.Profile = "scripted"
+		note("the agent command runs a chaos reference agent: agent.profile is scripted")
+	}
+	byTool := map[string]spec.Tool{}
+	for _, t := range in.Tools {
+		byTool[t.Name] = t
+	}
+	calls := in.Log.Calls()
+	called := map[string]record.Row{}
+	for _, c := range calls {
+		if _, ok := called[c.Tool]; !ok && !c.IsError {
+			called[c.Tool] = c
+		}
+	}
+	for _, sv := range in.Servers {
+		rs := recordedServer{Name: sv.Name, Command: sv.Command, Args: sv.Args, URL: sv.URL, Headers: sv.Headers, Tools: map[string]recordedTool{}}
+		if sv.Stdio() {
+			note("server %q: %s over stdio", sv.Name, strings.Join(append([]string{sv.Command}, sv.Args...), " "))
+		} else {
+			note("server %q: %s over streamable HTTP", sv.Name, displayURL(sv.URL))
+		}
+		for _, k := range sortedMapKeys(sv.Env) {
+			v := sv.Env[k]
+			if rs.Env == nil {
+				rs.Env = map[string]string{}
+			}
+			switch {
+			case len(spec.SecretRefs(v)) > 0:
+				rs.Env[k] = v
+			case secretName.MatchString(k):
+				rs.Env[k] = "${" + k + "}"
+				note("env %s looks like a secret: the spec holds ${%s}, set it in the environment of chaos run", k, k)
+			default:
+				rs.Env[k] = v
+				if strings.Contains(v, "{sandbox}") {
+					note("env %s holds {sandbox}: each trial's server starts with its own data", k)
+				}
+			}
+		}
+		for _, c := range in.Classes {
+			if c.Server != sv.Name {
+				continue
+			}
+			rt := recordedTool{Effect: string(c.Effect)}
+			note("%s %s (%s)", c.Tool, verbOf(c.Effect), c.From)
+			if row, ok := called[c.Tool]; ok && c.Effect != spec.EffectNone {
+				if len(row.Reply) <= maxRecordedReply {
+					rt.Reply = unSandbox(row.Reply, in.Sandbox)
+					if len(row.Structured) > 0 {
+						var v any
+						if json.Unmarshal([]byte(unSandbox(string(row.Structured), in.Sandbox)), &v) == nil {
+							rt.Structured = v
+						}
+					}
+					note("%s's real reply is kept: a fabricated success or stale read looks like it until the trial has its own", c.Tool)
+				} else {
+					note("%s's real reply (%d bytes) is too long to keep", c.Tool, len(row.Reply))
+				}
+			}
+			rs.Tools[c.Remote] = rt
+		}
+		out.Servers = append(out.Servers, rs)
+	}
+
+	errorsSeen := 0
+	var names []string
+	for _, c := range calls {
+		names = append(names, c.Tool)
+		if c.IsError {
+			errorsSeen++
+		}
+	}
+	note("the agent made %d calls (%d failed): %s", len(calls), errorsSeen, strings.Join(compactNames(names), ", "))
+
+	// Read-backs: a read after a write whose reply shows a value the write sent.
+	for i, w := range calls {
+		wt := byTool[w.Tool]
+		if w.IsError || wt.Effect != spec.EffectWrite {
+			continue
+		}
+		var wargs any
+		json.Unmarshal(w.Args, &wargs)
+		values := namingFirst(wargs)
+		found := false
+		for _, r := range calls[i+1:] {
+			rt := byTool[r.Tool]
+			if r.IsError || rt.Effect != spec.EffectRead {
+				continue
+			}
+			doc := probes.TextDoc(r.Reply)
+			if len(r.Structured) > 0 {
+				var v any
+				if json.Unmarshal(r.Structured, &v) == nil {
+					doc = v
+				}
+			}
+			var args map[string]any
+			json.Unmarshal([]byte(unSandbox(string(r.Args), in.Sandbox)), &args)
+			if args == nil {
+				args = map[string]any{}
+			}
+			kept := 0
+			for _, v := range values {
+				p, exact := findValue(doc, v, "$")
+				if p == "" {
+					continue
+				}
+				m := recordedMCP{Server: rt.Server, Tool: rt.Remote, Args: args, Path: p}
+				if exact {
+					m.Equals = unSandbox(v, in.Sandbox)
+				} else {
+					m.Contains = unSandbox(v, in.Sandbox)
+				}
+				out.Probes = append(out.Probes, recordedProbe{MCP: m})
+				note("%s read back what %s wrote: %q at %s; probe: %s.%s with the agent's arguments", r.Tool, w.Tool, v, p, rt.Server, rt.Remote)
+				found = true
+				if kept++; kept == 2 {
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			note("nothing read back what %s wrote (call %d): no probe for it; add one under probes:", w.Tool, w.Seq)
+		}
+	}
+	if len(out.Probes) == 0 {
+		note("no probe was inferred: the world is judged from the record alone (a swallowed write must be made again)")
+	}
+	if statusLine.MatchString(in.Stdout) {
+		out.Claim = map[string]string{"status_field": `(?im)^\W*STATUS:\s*(ok|partial|failed)`}
+		note("the agent's closing message has a STATUS: line: claim.status_field reads it")
+	}
+	if in.ExitCode != 0 {
+		note("the agent exited with status %d in the recorded run", in.ExitCode)
+	}
+
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(out); err != nil {
+		return "", "", err
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, "# Written by chaos record on %s from one real run of the agent.\n", in.Now.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&head, "# Every inference it made is below; check each before trusting the results.\n#\n")
+	for _, n := range notes {
+		fmt.Fprintf(&head, "# - %s\n", strings.ReplaceAll(n, "\n", " "))
+	}
+	head.WriteString("\n")
+	summary := fmt.Sprintf("%d server(s), %d tools, %d calls recorded, %d probe(s) inferred", len(in.Servers), len(in.Classes), len(calls), len(out.Probes))
+	return head.String() + b.String(), summary, nil
+}
+
+func verbOf(e spec.Effect) string {
+	switch e {
+	case spec.EffectWrite:
+		return "writes"
+	case spec.EffectRead:
+		return "reads"
+	}
+	return "neither reads nor writes the world"
+}
+
+// compactNames writes a call sequence with repeats counted: a, b x2, c.
+func compactNames(names []string) []string {
+	var out []string
+	for i := 0; i < len(names); {
+		j := i
+		for j < len(names) && names[j] == names[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, fmt.Sprintf("%s x%d", names[i], j-i))
+		} else {
+			out = append(out, names[i])
+		}
+		i = j
+	}
+	return out
+}
+
+// textLeaves are the text values in v worth looking for in a read-back (two characters
+// or more), in a stable order, each once.
+func textLeaves(v any, out []string) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedMapKeys(x) {
+			out = textLeaves(x[k], out)
+		}
+	case []any:
+		for _, e := range x {
+			out = textLeaves(e, out)
+		}
+	case string:
+		if len(x) >= 2 && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// namingKeys name a thing; their values identify what a write made, so probes look for them first.
+var namingKeys = map[string]bool{"name": true, "title": true, "id": true, "key": true, "path": true, "slug": true, "email": true}
+
+// namingFirst are the text values of v, those under naming keys first.
+func namingFirst(v any) []string {
+	var named []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range sortedMapKeys(x) {
+				if s, ok := x[k].(string); ok && namingKeys[strings.ToLower(k)] && len(s) >= 2 && !slices.Contains(named, s) {
+					named = append(named, s)
+				}
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	for _, s := range textLeaves(v, nil) {
+		if !slices.Contains(named, s) {
+			named = append(named, s)
+		}
+	}
+	return named
+}
+
+// findValue is the JSON path of the first place in doc that holds v (exact: the value is
+// v), or, for a text doc, that contains it.
+func findValue(doc any, v, at string) (path string, exact bool) {
+	switch x := doc.(type) {
+	case map[string]any:
+		for _, k := range sortedMapKeys(x) {
+			step := "." + k
+			if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(k) {
+				b, _ := json.Marshal(k)
+				step = "[" + string(b) + "]"
+			}
+			if p, e := findValue(x[k], v, at+step); p != "" {
+				return p, e
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, ex := findValue(e, v, fmt.Sprintf("%s[%d]", at, i)); p != "" {
+				return p, ex
+			}
+		}
+	case string:
+		if x == v {
+			return at, true
+		}
+		if at == "$" && strings.Contains(x, v) {
+			return at, false
+		}
+	}
+	return "", false
+}
+
+// unSandbox writes the recorded run's working folder as {sandbox}, so a probe reads the
+// trial's own.
+func unSandbox(s, sandbox string) string {
+	if sandbox == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, sandbox, "{sandbox}")
+	if real, err := filepath.EvalSymlinks(sandbox); err == nil && real != sandbox {
+		s = strings.ReplaceAll(s, real, "{sandbox}")
+	}
+	return s
+}
+
+func displayURL(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
+}
+
+
+// sortedMapKeys are the keys of a map of text keys, sorted.
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

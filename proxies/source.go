@@ -1,0 +1,72 @@
+package proxies
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// ToolSource is what stands behind the wall: the spec's simulated world (*world.World)
+// or real MCP servers (*Upstream). The hub serves its tools; faults see it through
+// faults.World, so the families do not know which one they damage.
+//
+//	Hub.Call ──> faults.Decide ──fires──> Family.Apply(ToolSource)
+//	                          └─no─────> ToolSource.Call(Perform)
+type ToolSource interface {
+	faults.World
+	// Tools are the tools served, in order.
+	Tools() []spec.Tool
+	// Tool returns the tool with that name.
+	Tool(name string) (spec.Tool, bool)
+	// State is the simulated part of the world (real servers are read by probes).
+	State() map[string]any
+}
+
+var _ ToolSource = (*world.World)(nil)
+
+// bindsTo says whether a condition armed without a tool (chaos proxy: "the first call of
+// a kind") takes its tool from this call: the first call to a tool its family applies to.
+func bindsTo(s *spec.Spec, c faults.Condition, t spec.Tool) bool {
+	f, ok := faults.Lookup(c.Family)
+	return ok && f.Variants(s, t) != nil
+}
+
+// damagedStructured keeps a damaged reply's structured content in step with its text: a
+// fault that changed the text of a real reply (cut it, emptied it, made it stale) must not
+// leave the intact data in structuredContent, where clients such as Claude Code read it.
+// The damaged text stands in when it is a JSON object; otherwise there is none.
+func damagedStructured(reply, real world.Reply) world.Reply {
+	if reply.Structured == "" || reply.Text == real.Text || reply.Structured != real.Structured {
+		return reply
+	}
+	reply.Structured = structuredOf(reply.Text)
+	return reply
+}
+
+// structuredOf is text as structured content: the text when it is a JSON object, else "".
+func structuredOf(text string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(text), &m) != nil || m == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, []byte(text)) != nil {
+		return ""
+	}
+	return buf.String()
+}
+
+// toolResult is a reply as an MCP tool result: its text, and its structured content
+// where it has one.
+func toolResult(reply world.Reply) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply.Text}}, IsError: reply.IsError}
+	if reply.Structured != "" {
+		res.StructuredContent = json.RawMessage(reply.Structured)
+	}
+	return res
+}

@@ -1,0 +1,198 @@
+// Package upstream_test puts real MCP servers from npm behind the wall
+// (@modelcontextprotocol/server-memory and server-filesystem over stdio, server-everything
+// over streamable HTTP) and shows that every fault family lands as specified, that probes
+// read the world from the real servers, that a fabricated call never reaches them, that
+// chaos record writes a spec that runs, that secrets stay out of everything written, and
+// that bad servers give clear errors. The servers are part of the tests: with node or the
+// npm packages missing (npm ci --prefix tests/js) a test fails, never skips.
+package upstream_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/spec"
+)
+
+var (
+	repoRoot string
+	jsDir    string
+	chaosBin string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	if repoRoot, err = filepath.Abs("../.."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	jsDir = filepath.Join(repoRoot, "tests", "js")
+	dir, err := os.MkdirTemp("", "chaos-upstream-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	chaosBin = filepath.Join(dir, "chaos")
+	build := exec.Command("go", "build", "-o", chaosBin, "./cmd/chaos")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "tests/upstream: go build ./cmd/chaos: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// node is the node binary; the test fails without it.
+func node(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not on PATH: install Node.js, then npm ci --prefix tests/js (%v)", err)
+	}
+	return bin
+}
+
+// npmServer is the entry point of an MCP server package installed in tests/js.
+func npmServer(t testing.TB, pkg string) string {
+	t.Helper()
+	p := filepath.Join(jsDir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the npm package @modelcontextprotocol/%s is not installed: run npm ci --prefix tests/js (%v)", pkg, err)
+	}
+	return p
+}
+
+// memoryServer is server-memory over stdio, its graph in the trial's sandbox.
+func memoryServer(t testing.TB) spec.Server {
+	return spec.Server{Name: "memory", Command: node(t), Args: []string{npmServer(t, "server-memory")},
+		Env: map[string]string{"MEMORY_FILE_PATH": "{sandbox}/memory.jsonl"}}
+}
+
+// filesystemServer is server-filesystem over stdio, allowed the trial's sandbox.
+func filesystemServer(t testing.TB) spec.Server {
+	return spec.Server{Name: "fs", Command: node(t), Args: []string{npmServer(t, "server-filesystem"), "{sandbox}"}}
+}
+
+// startEverything starts server-everything over streamable HTTP on a free port and
+// returns its MCP endpoint; the server is stopped when the test ends.
+func startEverything(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(node(t), npmServer(t, "server-everything"), "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var seen strings.Builder
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "listening on port") {
+				ready <- ""
+				io.Copy(io.Discard, stderr)
+				return
+			}
+		}
+		ready <- seen.String()
+	}()
+	select {
+	case out := <-ready:
+		if out != "" {
+			t.Fatalf("server-everything exited before listening:\n%s", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server-everything did not listen within 30s")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// testEnv is the environment of a chaos process: its data directory and temporary
+// folder inside the test's own.
+func testEnv(t testing.TB, extra ...string) ([]string, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	for _, d := range []string{"tmp", "data"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "TMPDIR="+filepath.Join(tmp, "tmp"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
+	return append(env, extra...), tmp
+}
+
+// result is how a chaos command ended.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runChaos runs the chaos binary to its end (within timeout).
+func runChaos(t testing.TB, env []string, timeout time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("chaos %s did not end within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), timeout, &stdout, &stderr)
+	}
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("chaos %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// writeFile writes a file in dir and returns its path.
+func writeFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// yamlQuote writes s as a YAML double-quoted scalar.
+func yamlQuote(s string) string { return strconv.Quote(s) }
+
+// shellQuote makes s one word for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
