@@ -31,6 +31,8 @@ type Manifest struct {
 	PairedWith string `json:"paired_with,omitempty"`
 	// Model is what was asked of the model proxy and what it was armed with.
 	Model ModelManifest `json:"model"`
+	// Outcomes names the outcomes the spec declares, which chaos diff compares.
+	Outcomes report.OutcomeNames `json:"outcomes,omitzero"`
 	// Plan is the plan in one line.
 	Plan       string    `json:"plan"`
 	Conditions []string  `json:"conditions"`
@@ -139,6 +141,13 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	m.Model = modelManifest(s, results)
 	if s != nil {
 		m.Spec.Identity = s.Identity()
+		for _, o := range s.Outcomes.All() {
+			if o.Failure {
+				m.Outcomes.Failures = append(m.Outcomes.Failures, o.Name)
+			} else {
+				m.Outcomes.Successes = append(m.Outcomes.Successes, o.Name)
+			}
+		}
 		if m.Spec.Name == "" {
 			m.Spec.Name = s.Name
 		}

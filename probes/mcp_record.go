@@ -28,7 +28,7 @@ func SwallowedWrites(log *record.Log) (res Result, applies bool) {
 		if c.Hit == nil || !c.Hit.Fired || c.Hit.Performed || !writes[c.Tool] {
 			continue
 		}
-		label := fmt.Sprintf("%s %s (call %d)", c.Tool, oneLineJSON(c.Args), c.Seq)
+		label := fmt.Sprintf("%s %s (call %d)", c.Tool, oneLineJSON(c.Args), i+1)
 		if madeAgain(c, calls[i+1:]) {
 			redone = append(redone, label)
 		} else {

@@ -96,13 +96,13 @@ func TestSwallowedWrites(t *testing.T) {
 		{"nothing swallowed", []record.Row{row(2, "create_entities", `{"a":1}`, through, false)}, false, false, ""},
 		{"a read swallowed is not a write", []record.Row{row(2, "read_graph", `{}`, swallowed, false)}, false, false, ""},
 		{"never made again", []record.Row{row(2, "create_entities", `{"a":1}`, swallowed, false), row(3, "read_graph", `{}`, through, false)}, true, false,
-			`the wall swallowed create_entities {"a":1} (call 2) and the agent never made it again with the same arguments`},
+			`the wall swallowed create_entities {"a":1} (call 1) and the agent never made it again with the same arguments`},
 		{"made again with other arguments", []record.Row{row(2, "create_entities", `{"a":1}`, swallowed, false), row(3, "create_entities", `{"a":2}`, through, false)}, true, false,
-			`the wall swallowed create_entities {"a":1} (call 2) and the agent never made it again with the same arguments`},
+			`the wall swallowed create_entities {"a":1} (call 1) and the agent never made it again with the same arguments`},
 		{"made again but it failed", []record.Row{row(2, "create_entities", `{"a":1}`, swallowed, false), row(3, "create_entities", `{"a":1}`, through, true)}, true, false,
-			`the wall swallowed create_entities {"a":1} (call 2) and the agent never made it again with the same arguments`},
+			`the wall swallowed create_entities {"a":1} (call 1) and the agent never made it again with the same arguments`},
 		{"made again and it went through", []record.Row{row(2, "create_entities", `{"a": 1}`, swallowed, false), row(3, "create_entities", `{"a":1}`, through, false)}, true, true,
-			`the wall swallowed create_entities {"a":1} (call 2); the agent made it again and it went through`},
+			`the wall swallowed create_entities {"a":1} (call 1); the agent made it again and it went through`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -238,7 +238,7 @@ func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.Raw
 		h.fired++
 		reply = out.Reply
 		if out.Performed {
-			reply = damagedStructured(reply, out.Real)
+			reply = damagedStructured(h.cond.Family, reply, out.Real)
 		}
 		row.Hit = &record.Hit{Fired: true, Family: h.cond.Family, How: out.How, Performed: out.Performed}
 		if out.Real.Text != reply.Text || out.Real.IsError != reply.IsError {

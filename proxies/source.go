@@ -39,9 +39,14 @@ func bindsTo(s *spec.Spec, c faults.Condition, t spec.Tool) bool {
 // damagedStructured keeps a damaged reply's structured content in step with its text: a
 // fault that changed the text of a real reply (cut it, emptied it, made it stale) must not
 // leave the intact data in structuredContent, where clients such as Claude Code read it.
-// The damaged text stands in when it is a JSON object; otherwise there is none.
-func damagedStructured(reply, real world.Reply) world.Reply {
+// A premature read empties it as it emptied the text; otherwise the damaged text stands
+// in when it is a JSON object, and there is none when it is not.
+func damagedStructured(family string, reply, real world.Reply) world.Reply {
 	if reply.Structured == "" || reply.Text == real.Text || reply.Structured != real.Structured {
+		return reply
+	}
+	if family == "premature_read" {
+		reply.Structured = faults.Emptied(real.Structured)
 		return reply
 	}
 	reply.Structured = structuredOf(reply.Text)

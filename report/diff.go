@@ -20,8 +20,10 @@ var ErrNoSharedSeeds = errors.New("the runs share no seeds, so they cannot be co
 type DiffRow struct {
 	Cell      string `json:"cell"`
 	Condition string `json:"condition"`
-	A         Rate   `json:"a"`
-	B         Rate   `json:"b"`
+	// Outcome is the declared outcome the row compares ("": the silent-wrong rate).
+	Outcome string `json:"outcome,omitempty"`
+	A       Rate   `json:"a"`
+	B       Rate   `json:"b"`
 	// Better, Worse, Same count shared seeds (paired) where B is better, worse or the same.
 	Better int     `json:"better,omitempty"`
 	Worse  int     `json:"worse,omitempty"`
@@ -36,6 +38,39 @@ type DiffRow struct {
 // the seeds both runs share) unless unpaired is set; paired with no shared seed at all is
 // ErrNoSharedSeeds.
 func Diff(a, b *Run, unpaired bool) ([]DiffRow, error) {
+	return diffBy(a, b, unpaired, "", func(t run.TrialResult) (bool, bool) {
+		return Scored(t.Verdict), t.Verdict == SilentWrong
+	})
+}
+
+// DiffOutcomes compares, per cell, condition and declared outcome (the spec's outcomes,
+// as B's manifest lists them), how often run B ended on the bad side of the outcome
+// against run A: a failure that held, or a success that did not. Only scored trials
+// count, as in Diff. No declared outcome: no rows.
+func DiffOutcomes(a, b *Run, unpaired bool) ([]DiffRow, error) {
+	var rows []DiffRow
+	kinds := []struct {
+		names   []string
+		failure bool
+	}{{b.Manifest.Outcomes.Failures, true}, {b.Manifest.Outcomes.Successes, false}}
+	for _, k := range kinds {
+		for _, name := range k.names {
+			rs, err := diffBy(a, b, unpaired, name, func(t run.TrialResult) (bool, bool) {
+				held, ok := t.Outcomes[name]
+				return ok && Scored(t.Verdict), held == k.failure
+			})
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, rs...)
+		}
+	}
+	return rows, nil
+}
+
+// diffBy compares the share of bad trials per cell and condition; judge says whether a
+// trial counts and whether it is bad. outcome names the rows.
+func diffBy(a, b *Run, unpaired bool, outcome string, judge func(run.TrialResult) (counted, bad bool)) ([]DiffRow, error) {
 	type key struct{ cell, cond string }
 	type pairKey struct {
 		cell, cond string
@@ -65,10 +100,22 @@ func Diff(a, b *Run, unpaired bool) ([]DiffRow, error) {
 		}
 		return keys[i].cond < keys[j].cond
 	})
+	rate := func(ts []run.TrialResult) Rate {
+		k, n := 0, 0
+		for _, t := range ts {
+			if counted, bad := judge(t); counted {
+				n++
+				if bad {
+					k++
+				}
+			}
+		}
+		return NewRate(k, n)
+	}
 	shared := 0
 	var rows []DiffRow
 	for _, k := range keys {
-		row := DiffRow{Cell: k.cell, Condition: k.cond, A: badRate(ga[k]), B: badRate(gb[k])}
+		row := DiffRow{Cell: k.cell, Condition: k.cond, Outcome: outcome, A: rate(ga[k]), B: rate(gb[k])}
 		if unpaired {
 			u := CompareUnpaired(row.A, row.B)
 			row.P, row.Method = u.P, u.Method
@@ -80,11 +127,16 @@ func Diff(a, b *Run, unpaired bool) ([]DiffRow, error) {
 					continue
 				}
 				tb, ok := pb[pk]
-				if !ok || !Scored(ta.Verdict) || !Scored(tb.Verdict) {
+				if !ok {
 					continue
 				}
-				before = append(before, ta.Verdict == SilentWrong)
-				after = append(after, tb.Verdict == SilentWrong)
+				ca, badA := judge(ta)
+				cb, badB := judge(tb)
+				if !ca || !cb {
+					continue
+				}
+				before = append(before, badA)
+				after = append(after, badB)
 			}
 			shared += len(before)
 			p, err := Compare(before, after)
@@ -112,19 +164,6 @@ func call(p, direction float64) string {
 		return "better"
 	}
 	return "same"
-}
-
-func badRate(ts []run.TrialResult) Rate {
-	k, n := 0, 0
-	for _, t := range ts {
-		if Scored(t.Verdict) {
-			n++
-			if t.Verdict == SilentWrong {
-				k++
-			}
-		}
-	}
-	return NewRate(k, n)
 }
 
 // FormatP prints a p-value for a table.

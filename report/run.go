@@ -34,6 +34,15 @@ type Manifest struct {
 	Aborted      string   `json:"aborted,omitempty"`
 	Profile      string   `json:"profile,omitempty"`
 	Language     string   `json:"language,omitempty"`
+	// Outcomes names the outcomes the spec declares, by kind.
+	Outcomes OutcomeNames `json:"outcomes,omitzero"`
+}
+
+// OutcomeNames are the names of a spec's declared outcomes: failures are bad when they
+// hold, successes when they do not.
+type OutcomeNames struct {
+	Failures  []string `json:"failures,omitempty"`
+	Successes []string `json:"successes,omitempty"`
 }
 
 // LoadRun reads manifest.json and verdicts.json from a run folder.

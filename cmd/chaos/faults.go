@@ -105,8 +105,34 @@ func faultsRun(opts *FaultsOptions) error {
 	if len(none) > 0 {
 		fmt.Fprintf(opts.IO.Out, "\nNot applicable to this spec: %s\n", strings.Join(none, "; "))
 	}
+	printModelArm(opts, s)
 	printClassification(opts.IO.Out, classes)
 	return nil
+}
+
+// printModelArm says what the spec's model table injects in every trial, beside each
+// condition (see docs/model.md).
+func printModelArm(opts *FaultsOptions, s *spec.Spec) {
+	if s.Model.Upstream == "" {
+		return
+	}
+	m := s.Model
+	if !m.Armed() {
+		fmt.Fprintf(opts.IO.Out, "\nModel: the proxy at {llm_url} forwards to %s with no fault (a clean run)\n", m.Upstream)
+		return
+	}
+	where := "every position"
+	if len(m.Steps) > 0 {
+		where = "positions " + strings.Join(m.Steps, ", ")
+	}
+	what := ""
+	for _, f := range faults.ModelFaults() {
+		if f.Name == m.FaultName() {
+			what = f.What
+		}
+	}
+	fmt.Fprintf(opts.IO.Out, "\nModel: in every trial, %s at rate %g at %s (%s), through the proxy at {llm_url} in front of %s\n",
+		m.FaultName(), m.RateOrDefault(), where, what, m.Upstream)
 }
 
 // modelFaultsRun prints the model fault catalogue: one line each, or JSON.

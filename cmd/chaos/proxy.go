@@ -354,8 +354,10 @@ func (m *manualProxy) hub() *proxies.Hub {
 	return h
 }
 
-// keepOpen hides the source's Close from the hub.
-type keepOpen struct{ proxies.ToolSource }
+// keepOpen is the servers without their Close, for a hub that must not close them.
+type keepOpen struct{ *proxies.Upstream }
+
+func (keepOpen) Close() error { return nil }
 
 func (m *manualProxy) close(reason string) {
 	m.mu.Lock()

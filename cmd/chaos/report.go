@@ -146,16 +146,34 @@ func diffRun(opts *DiffOptions) error {
 	}
 	method := rows[0].Method
 	fmt.Fprintf(opts.IO.Out, "A: %s\nB: %s\nmethod: %s, two-sided, alpha %.2f; the rate is silent wrong / scored trials\n\n", runs[0].Manifest.RunID, runs[1].Manifest.RunID, method, report.Alpha)
+	if err := printDiffRows(opts, rows, false); err != nil {
+		return err
+	}
+	// The outcomes the spec declares, compared the same way.
+	outcomes, err := report.DiffOutcomes(runs[0], runs[1], opts.Unpaired)
+	if err != nil || len(outcomes) == 0 {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "\ndeclared outcomes: the rate is trials on the bad side (a failure that held, a success that did not) / scored trials\n\n")
+	return printDiffRows(opts, outcomes, true)
+}
+
+// printDiffRows prints diff rows as a table, with the outcome of each row when withOutcome.
+func printDiffRows(opts *DiffOptions, rows []report.DiffRow, withOutcome bool) error {
 	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
+	head, lead := "CELL\tCONDITION", func(r report.DiffRow) string { return r.Cell + "\t" + r.Condition }
+	if withOutcome {
+		head, lead = head+"\tOUTCOME", func(r report.DiffRow) string { return r.Cell + "\t" + r.Condition + "\t" + r.Outcome }
+	}
 	if opts.Unpaired {
-		fmt.Fprintln(tw, "CELL\tCONDITION\tA\tB\tP\tB VS A")
+		fmt.Fprintln(tw, head+"\tA\tB\tP\tB VS A")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Cell, r.Condition, r.A, r.B, report.FormatP(r.P), r.Call)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", lead(r), r.A, r.B, report.FormatP(r.P), r.Call)
 		}
 	} else {
-		fmt.Fprintln(tw, "CELL\tCONDITION\tA\tB\tBETTER\tWORSE\tSAME\tP\tB VS A")
+		fmt.Fprintln(tw, head+"\tA\tB\tBETTER\tWORSE\tSAME\tP\tB VS A")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Cell, r.Condition, r.A, r.B, r.Better, r.Worse, r.Same, report.FormatP(r.P), r.Call)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", lead(r), r.A, r.B, r.Better, r.Worse, r.Same, report.FormatP(r.P), r.Call)
 		}
 	}
 	return tw.Flush()

@@ -70,7 +70,7 @@ type manifest struct {
 // test.
 func TestAgentsSDKAgent(t *testing.T) {
 	node(t)
-	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "support-ticket.script.yaml"))
+	standin := startStandin(t, filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml"))
 	env := testEnv(t, "CHAOS_STANDIN_URL="+standin)
 	data, runs := t.TempDir(), t.TempDir()
 	cleanDir, faultedDir := filepath.Join(runs, "clean"), filepath.Join(runs, "faulted")
@@ -134,6 +134,15 @@ func TestAgentsSDKAgent(t *testing.T) {
 	r.mustSucceed(t, "chaos diff")
 	if !strings.Contains(r.stdout, "McNemar") || !regexp.MustCompile(`(?m)^main\s+clean\s+0/2 = 0% \[[^]]*\]\s+2/2 = 100% \[[^]]*\]\s+0\s+2\s+0\s`).MatchString(r.stdout) {
 		t.Errorf("chaos diff does not name McNemar's test or show the two worse pairs:\n%s", r.stdout)
+	}
+	// The declared outcomes: the priority was lost in both faulted trials; both runs say done.
+	for _, re := range []string{
+		`(?m)^main\s+clean\s+priority_not_set\s+0/2 = 0% \[[^]]*\]\s+2/2 = 100% \[[^]]*\]\s+0\s+2\s+0\s`,
+		`(?m)^main\s+clean\s+says_done\s+0/2 = 0% \[[^]]*\]\s+0/2 = 0% \[[^]]*\]\s+0\s+0\s+2\s`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("chaos diff has no row matching %s:\n%s", re, r.stdout)
+		}
 	}
 }
 

@@ -330,9 +330,9 @@ func goldenView(t *testing.T, api, fault string) (clientView, time.Duration) {
 				Reason string `json:"reason"`
 			} `json:"incomplete_details"`
 			Output []struct {
-				Type      string `json:"type"`
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
+				Type      string                        `json:"type"`
+				Name      string                        `json:"name"`
+				Arguments string                        `json:"arguments"`
 				Content   []struct{ Type, Text string } `json:"content"`
 			} `json:"output"`
 		}

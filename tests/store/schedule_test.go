@@ -108,8 +108,8 @@ func TestScheduleFindsARegression(t *testing.T) {
 			t.Errorf("previous run %s: trial %s is %s, want a scored verdict other than silent_wrong", notice.PreviousRunID, tr.ID, tr.Verdict)
 		}
 	}
-	if verifyingRuns < 1 {
-		t.Errorf("no verifying run before the flip")
+	if started, _ := count(); verifyingRuns < 1 || started < 2 {
+		t.Errorf("%d runs (%d before the flip): the schedule did not fire twice", started, verifyingRuns)
 	}
 
 	summary := string(must(os.ReadFile(filepath.Join(notice.RunDir, "summary.txt"))))

@@ -32,9 +32,9 @@ var (
 	chaosBin string
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
-func run(m *testing.M) int {
+func testMain(m *testing.M) int {
 	var err error
 	if repoRoot, err = filepath.Abs("../.."); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,137 @@
+package activities
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/report"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// modelYAML is the example with a model table in front of upstream and two declared
+// outcomes.
+func modelYAML(t testing.TB, upstream, fault string) []byte {
+	t.Helper()
+	return exampleYAML(t, "faults: [all]\n", "faults: [all]\nmodel:\n  upstream: "+upstream+"\n  fault: "+fault+"\n  steps: [choose]\n"+
+		"outcomes:\n  failures:\n    - {name: priority_lost, state: {key: priority, not_equals: urgent}}\n  successes:\n    - {name: says_ok, closing: \"STATUS: ok\"}\n")
+}
+
+// modelCall posts one Chat Completions call at position to the trial's {llm_url}.
+func modelCall(t *testing.T, llmURL, position string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, llmURL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"triage"}]}`))
+	req.Header.Set(proxies.PositionHeader, position)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestTrialModelProxy: with model.upstream, StartHub serves the model proxy at {llm_url}
+// on the trial's server, writing into the trial's record; Verify reports what it saw and
+// fails the trial when the fault could not apply or no model call reached it.
+func TestTrialModelProxy(t *testing.T) {
+	toolCall := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
+	t.Cleanup(toolCall.Close)
+	text := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Text: "Done."}}))
+	t.Cleanup(text.Close)
+
+	tests := []struct {
+		name     string
+		upstream string
+		fault    string
+		calls    []string // positions called
+		model    run.ModelResult
+		outcome  string
+		reason   string
+		verdict  string
+	}{
+		{"fault fires at its step", toolCall.URL, "tool_error_single", []string{"other", "choose"},
+			run.ModelResult{Fault: "tool_error_single", Calls: 2, Fired: 1}, run.OutcomeCompleted, "", report.Unclear},
+		{"fault that cannot apply", text.URL, "tool_error_single", []string{"choose"},
+			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1}, run.OutcomeFailed,
+			"model fault could not apply: tool_error_single: the response has no tool call to break (at 1 of 1 model calls)", report.NoVerdict},
+		{"no model call", toolCall.URL, "tool_error_single", nil,
+			run.ModelResult{Fault: "tool_error_single"}, run.OutcomeFailed,
+			"no model call reached the model proxy at {llm_url} (URL), so model fault tool_error_single was never tested: point the agent's model client at {llm_url}", report.NoVerdict},
+		{"clean, no model call", toolCall.URL, "none", nil,
+			run.ModelResult{Fault: "none"}, run.OutcomeCompleted, "", report.Unclear},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, env := newActivities(t)
+			in := trialInput(t, modelYAML(t, tt.upstream, tt.fault), examplePath, "clean", "true")
+			ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+			hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+			llmURL := hub.Tokens["llm_url"]
+			if llmURL != hub.URL+proxies.ModelPrefix {
+				t.Errorf("{llm_url} = %q, want the hub's URL + %s", llmURL, proxies.ModelPrefix)
+			}
+			for _, pos := range tt.calls {
+				status, body := modelCall(t, llmURL, pos)
+				if tt.model.Failed == 0 && (status != 200 || (pos == "choose") != strings.Contains(body, `"arguments":"{}"`)) {
+					t.Errorf("position %s: %d %s", pos, status, body)
+				}
+			}
+			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &run.AgentResult{}})
+			if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+				t.Fatal(err)
+			}
+			want := tt.model
+			want.Proxy = llmURL
+			if res.Model == nil || *res.Model != want {
+				t.Errorf("model %+v, want %+v", res.Model, want)
+			}
+			reason := strings.Replace(tt.reason, "(URL)", "("+llmURL+")", 1)
+			if res.Outcome != tt.outcome || res.Reason != reason || res.Verdict != tt.verdict {
+				t.Errorf("outcome %s %q, verdict %s (%s); want %s %q, %s", res.Outcome, res.Reason, res.Verdict, res.VerdictWhy, tt.outcome, reason, tt.verdict)
+			}
+			// The agent never ran: the world is as it started, the closing message empty.
+			if report.Scored(res.Verdict) {
+				if res.Outcomes["priority_lost"] != true || res.Outcomes["says_ok"] != false || len(res.Outcomes) != 2 {
+					t.Errorf("outcomes %v", res.Outcomes)
+				}
+			} else if res.Outcomes != nil {
+				t.Errorf("outcomes %v for a trial with no verdict", res.Outcomes)
+			}
+		})
+	}
+}
+
+// TestModelManifest: what manifest.json says was asked and armed.
+func TestModelManifest(t *testing.T) {
+	parse := func(model string) *spec.Spec {
+		s, err := spec.Parse("s.yaml", exampleYAML(t, "faults: [all]\n", "faults: [all]\n"+model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	results := []run.TrialResult{
+		{ID: "a/clean/1", Model: &run.ModelResult{Proxy: "http://127.0.0.1:1/llm", Calls: 3, Fired: 1}},
+		{ID: "a/clean/2", Model: &run.ModelResult{Proxy: "http://127.0.0.1:2/llm", Calls: 2, Failed: 1}},
+		{ID: "a/clean/3"},
+	}
+	m := modelManifest(parse("model: {upstream: \"${X}/v1\", fault: llm_error_single, rate: 0.5, steps: [choose]}\n"), results)
+	if !m.Armed || m.Fault != "llm_error_single" || m.Rate != 0.5 || len(m.Steps) != 1 || m.Upstream != "${X}/v1" || m.Asked == nil ||
+		m.Calls != 5 || m.Fired != 1 || m.Failed != 1 || len(m.Proxies) != 2 ||
+		m.Note != "armed llm_error_single at rate 0.5 at positions choose: it fired on 1 of 5 model calls and could not apply on 1" {
+		t.Errorf("armed: %+v", m)
+	}
+	m = modelManifest(parse("model: {upstream: \"http://x/v1\"}\n"), results)
+	if m.Armed || m.Fault != "none" || m.Asked == nil || !strings.HasPrefix(m.Note, "nothing armed: model.fault is none") {
+		t.Errorf("clean: %+v", m)
+	}
+	m = modelManifest(parse(""), nil)
+	if m.Armed || m.Asked != nil || m.Note != "nothing armed: the spec has no model.upstream, so no model proxy ran" {
+		t.Errorf("no model table: %+v", m)
+	}
+}
