@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test deps unit fuzz bench js
+.PHONY: test deps unit fuzz bench js image
 
 test: deps js unit fuzz
 
@@ -28,3 +28,9 @@ fuzz:
 
 bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
+
+# The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
+# (docs/deploy.md).
+image:
+	deploy/build-rootfs.sh deploy/rootfs
+	docker build -t chaos-worker -f deploy/Dockerfile deploy

@@ -189,7 +189,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	var command *yaml.Node
 	s.Agent, command = d.agent(f["agent"])
 	s.Servers = d.servers(f["servers"])
-	if f["tools"] != nil || len(s.Servers) == 0 {
+	if f["tools"] != nil || f["servers"] == nil {
 		s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
 	}
 	s.InitialState = d.initialState(f["initial_state"])

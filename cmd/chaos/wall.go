@@ -71,6 +71,15 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	var src proxies.ToolSource
+	if len(s.Servers) > 0 { // real servers behind the wall: reach them here
+		up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s})
+		if err != nil {
+			return badInput(err)
+		}
+		defer up.Close()
+		s, src = up.Spec(), up
+	}
 	conds, err := faults.Generate(s)
 	if err != nil {
 		return badInput(err)
@@ -89,7 +98,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 			return err
 		}
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: seed, Trial: "standalone", Record: rec})
+	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: seed, Trial: "standalone", Record: rec, Source: src})
 	if err != nil {
 		return err
 	}
