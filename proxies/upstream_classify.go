@@ -32,8 +32,8 @@ var (
 		revoke run save schedule send set start stop store submit tag toggle transfer trigger
 		unassign update upload upsert write`)
 	readVerbs = words(`check count describe download echo export fetch find get inspect list load
-		lookup open peek preview query read retrieve search show stat status summarize validate
-		view watch`)
+		lookup open peek preview query read retrieve return search show stat status summarize
+		validate view watch`)
 )
 
 func words(s string) map[string]bool {
@@ -64,6 +64,21 @@ func firstWord(name string) string {
 	return ""
 }
 
+// verb is what a word says a tool does, as the verb it is ("creates" is "create"); ""
+// when it is no verb of either list.
+func verb(w string) (spec.Effect, string) {
+	for _, v := range []string{w, strings.TrimSuffix(w, "s"), strings.TrimSuffix(w, "es")} {
+		switch {
+		case v == "":
+		case writeVerbs[v]:
+			return spec.EffectWrite, v
+		case readVerbs[v]:
+			return spec.EffectRead, v
+		}
+	}
+	return "", ""
+}
+
 // Classify says what a server's tool does: the spec's word first, then the tool's MCP
 // annotations, then the verb its name or description starts with; a tool that gives no
 // hint is taken as a read.
@@ -82,15 +97,15 @@ func Classify(s spec.Server, t *mcp.Tool) (spec.Effect, string) {
 			return spec.EffectWrite, "annotation readOnlyHint: false"
 		}
 	}
-	if v := firstWord(t.Name); writeVerbs[v] {
-		return spec.EffectWrite, fmt.Sprintf("name: %q starts with %q, a verb that changes things", t.Name, v)
-	} else if readVerbs[v] {
-		return spec.EffectRead, fmt.Sprintf("name: %q starts with %q, a verb that reads", t.Name, v)
+	if e, v := verb(firstWord(t.Name)); e == spec.EffectWrite {
+		return e, fmt.Sprintf("name: %q starts with %q, a verb that changes things", t.Name, v)
+	} else if e == spec.EffectRead {
+		return e, fmt.Sprintf("name: %q starts with %q, a verb that reads", t.Name, v)
 	}
-	if v := firstWord(t.Description); writeVerbs[v] {
-		return spec.EffectWrite, fmt.Sprintf("description starts with %q, a verb that changes things", v)
-	} else if readVerbs[v] {
-		return spec.EffectRead, fmt.Sprintf("description starts with %q, a verb that reads", v)
+	if e, v := verb(firstWord(t.Description)); e == spec.EffectWrite {
+		return e, fmt.Sprintf("description starts with %q, a verb that changes things", v)
+	} else if e == spec.EffectRead {
+		return e, fmt.Sprintf("description starts with %q, a verb that reads", v)
 	}
 	return spec.EffectRead, "no annotation, name or description says it writes: taken as a read (set effect: write in the spec if it does)"
 }

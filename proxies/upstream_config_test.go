@@ -58,7 +58,7 @@ func TestClassifyByNameAndDescription(t *testing.T) {
 		{mcp.Tool{Name: "updateContact"}, spec.EffectWrite, `name: "updateContact" starts with "update", a verb that changes things`},
 		{mcp.Tool{Name: "delete-file"}, spec.EffectWrite, `name: "delete-file" starts with "delete", a verb that changes things`},
 		{mcp.Tool{Name: "get_contact"}, spec.EffectRead, `name: "get_contact" starts with "get", a verb that reads`},
-		{mcp.Tool{Name: "contact", Description: "Sends a message to a contact."}, spec.EffectWrite, `description starts with "sends", a verb that changes things`},
+		{mcp.Tool{Name: "contact", Description: "Sends a message to a contact."}, spec.EffectWrite, `description starts with "send", a verb that changes things`},
 		{mcp.Tool{Name: "contact", Description: "Search contacts by name."}, spec.EffectRead, `description starts with "search", a verb that reads`},
 		{mcp.Tool{Name: "ping"}, spec.EffectRead, "no annotation, name or description says it writes: taken as a read (set effect: write in the spec if it does)"},
 		{mcp.Tool{Name: "create_x", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, spec.EffectRead, "annotation readOnlyHint: true"},

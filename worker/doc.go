@@ -2,7 +2,9 @@
 //
 // StartServer runs a complete Temporal server (frontend, history, matching and the
 // internal worker that drives Schedules) inside the chaos process, persisted in a
-// SQLite file so run history survives a restart, with the Temporal web UI next to it:
+// SQLite file, or in PostgreSQL when ServerConfig.DB names one (its schema set up or
+// upgraded on start), so run history survives a restart, with the Temporal web UI next
+// to it:
 //
 //	chaos process
 //	  StartServer ──> temporal (frontend :Port, history, matching, worker) ──> DataDir/temporal.db

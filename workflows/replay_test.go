@@ -24,6 +24,8 @@ func TestReplay(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(ExperimentWorkflow)
 			r.RegisterWorkflow(TrialWorkflow)
+			// scheduled.history.json: go test ./tests/store -run TestScheduleFindsARegression -update-histories
+			r.RegisterWorkflow(ScheduledRunWorkflow)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

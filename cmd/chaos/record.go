@@ -438,7 +438,7 @@ func inferSpec(in inference) (string, string, error) {
 					m.Contains = unSandbox(v, in.Sandbox)
 				}
 				out.Probes = append(out.Probes, recordedProbe{MCP: m})
-				note("%s read back what %s wrote: %q at %s; probe: %s.%s with the agent's arguments", r.Tool, w.Tool, v, p, rt.Server, rt.Remote)
+				note("%s read back what %s wrote: %q at %s; probe: %s.%s with the agent's arguments", r.Tool, w.Tool, unSandbox(v, in.Sandbox), p, rt.Server, rt.Remote)
 				found = true
 				if kept++; kept == 2 {
 					break
@@ -449,7 +449,7 @@ func inferSpec(in inference) (string, string, error) {
 			}
 		}
 		if !found {
-			note("nothing read back what %s wrote (call %d): no probe for it; add one under probes:", w.Tool, w.Seq)
+			note("nothing read back what %s wrote (call %d): no probe for it; add one under probes:", w.Tool, i+1)
 		}
 	}
 	if len(out.Probes) == 0 {
@@ -610,7 +610,6 @@ func displayURL(raw string) string {
 	}
 	return raw
 }
-
 
 // sortedMapKeys are the keys of a map of text keys, sorted.
 func sortedMapKeys[V any](m map[string]V) []string {

@@ -60,7 +60,13 @@ func Start(tb testing.TB) *Cluster {
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
-	dir, err := os.MkdirTemp("", "chaos-pg-")
+	// The server's user must reach the folder: under root, TMPDIR may sit in a folder only
+	// root can enter, so use /tmp.
+	base := ""
+	if runAs != nil {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "chaos-pg-")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,8 @@ func TestScheduleFindsARegression(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	startServer(t, env, data, "--results-db", results)
+	srv := startServer(t, env, data, "--results-db", results)
+	addr := srv.waitStdout(t, regexp.MustCompile(`Temporal server: (\S+)`), time.Second)[1]
 	runs := filepath.Join(dir, "runs")
 	r := mustChaos(t, env, "schedule", "create", "nightly", spec, "--every", "5s", "--pair-with-previous",
 		"--webhook", hook.URL+"/hooks/secret", "--only", "phantom_success@update_ticket", "--reps", "6", "--concurrency", "6",
@@ -145,6 +147,8 @@ func TestScheduleFindsARegression(t *testing.T) {
 	if !lineWith(list, "nightly", "support-ticket", "every 5s", "paused") {
 		t.Errorf("list:\n%s", list)
 	}
+	checkScheduledHistory(t, addr, notice.RunID)
+
 	mustChaos(t, env, "schedule", "delete", "nightly", "--data-dir", data)
 	oneClearLine(t, chaos(t, env, "schedule", "describe", "nightly", "--data-dir", data), "no schedule nightly")
 }

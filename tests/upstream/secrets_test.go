@@ -54,6 +54,17 @@ writes:
     check: {tool: open_nodes, args: {names: [Alice]}, path: "$.entities[0].name", equals: Alice}
 `)
 	sv := memoryServer(t)
+	// A command check reads the servers the way the agent would: from CHAOS_MCP_CONFIG,
+	// which names them and keeps the references, not the values.
+	checker := writeFile(t, tmp, "check.sh", `#!/bin/sh
+problems=""
+echo "$CHAOS_MCP_CONFIG" | grep -q '"memory":{"type":"stdio"' || problems="$problems no memory server;"
+echo "$CHAOS_MCP_CONFIG" | grep -q 'Bearer ${UPSTREAM_TEST_HEADER}' || problems="$problems no header reference;"
+echo "{\"problems\": [${problems:+\"$problems\"}]}"
+`)
+	if err := os.Chmod(checker, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	specPath := writeFile(t, tmp, "secrets.yaml", fmt.Sprintf(`name: secrets
 task: Remember Alice.
 agent:
@@ -70,8 +81,8 @@ servers:
     headers: {Authorization: "Bearer ${UPSTREAM_TEST_HEADER}"}
 probes:
   - mcp: {server: memory, tool: open_nodes, args: {names: [Alice]}, path: "$.entities[0].name", equals: Alice}
-  - command: 'test -n "$CHAOS_MCP_CONFIG" && echo "{\"problems\": []}"'
-`, script, yamlQuote(sv.Command), yamlQuote(sv.Args[0]), front.URL))
+  - command: %s
+`, script, yamlQuote(sv.Command), yamlQuote(sv.Args[0]), front.URL, yamlQuote(checker)))
 
 	// Watch the process list while the run goes on.
 	stop := make(chan struct{})
@@ -119,6 +130,9 @@ probes:
 	for k, r := range got {
 		if r.Verdict == "no_verdict" {
 			t.Errorf("%s: no verdict: %s", k, r.VerdictWhy)
+		}
+		if len(r.Checks) < 2 || !r.Checks[1].OK || !strings.HasPrefix(r.Checks[1].Check, "command ") {
+			t.Errorf("%s: the command check did not pass: %+v", k, r.Checks)
 		}
 	}
 	if scans.Load() < 5 {
