@@ -276,34 +276,9 @@ func checkState(checks []spec.StateCheck, state map[string]any) (out []run.Check
 			noVerdict = p.NoVerdict
 		}
 		ok = ok && p.OK && p.NoVerdict == ""
-		out = append(out, run.CheckResult{Check: checkLabel(c), OK: p.OK && p.NoVerdict == "", Got: state[c.Key]})
+		out = append(out, run.CheckResult{Check: c.Label(), OK: p.OK && p.NoVerdict == "", Got: state[c.Key]})
 	}
 	return out, ok, noVerdict
-}
-
-// checkLabel writes a check the way the spec does: `priority equals "urgent"`.
-func checkLabel(c spec.StateCheck) string {
-	switch c.Op {
-	case "equals":
-		return c.Key + " equals " + jsonText(c.Equals)
-	case "not_equals":
-		return c.Key + " not_equals " + jsonText(c.NotEquals)
-	case "contains":
-		return c.Key + " contains " + jsonText(c.Contains)
-	case "matches":
-		return c.Key + " matches " + jsonText(c.Matches)
-	case "absent":
-		return c.Key + " is absent"
-	}
-	return c.Key + " " + c.Op
-}
-
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 const (
