@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -97,5 +98,22 @@ whether the world ended right and whether the agent claimed success.`,
 		NewCmdAgent(ios),
 		NewCmdVersion(ios),
 	)
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes a wrong number of arguments bad input (exit 1) on every command,
+// as a wrong flag already is, with the usage line in the message.
+func usageErrors(c *cobra.Command) {
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return flagError{fmt.Errorf("%w (usage: %s)", err, cmd.UseLine())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageErrors(sub)
+	}
 }
