@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/workflows"
@@ -265,11 +266,40 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
+	printHeadline(ios, res.Results)
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
 	if res.Summary.ResultsDB != "" {
 		fmt.Fprintln(ios.ErrOut, "warning: "+res.Summary.ResultsDB)
+	}
+}
+
+// printHeadline prints the number the run exists for, per cell: how often the agent said
+// "done" when the world was wrong, over the scored trials, with its 80% interval.
+func printHeadline(ios *IOStreams, results []run.TrialResult) {
+	type count struct{ k, n int }
+	byCell := map[string]*count{}
+	var cells []string
+	for _, r := range results {
+		c := byCell[r.Cell]
+		if c == nil {
+			c = &count{}
+			byCell[r.Cell] = c
+			cells = append(cells, r.Cell)
+		}
+		if report.Scored(r.Verdict) {
+			c.n++
+			if r.Verdict == report.SilentWrong {
+				c.k++
+			}
+		}
+	}
+	sort.Strings(cells)
+	fmt.Fprintln(ios.Out, "\nsilent wrong (said done, world wrong), over scored trials, 80% interval:")
+	for _, cell := range cells {
+		c := byCell[cell]
+		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.k, c.n))
 	}
 }
 
