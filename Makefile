@@ -20,6 +20,7 @@ tests/js/node_modules/.installed: tests/js/package.json tests/js/package-lock.js
 
 unit:
 	$(GO) vet ./...
+	$(GO) build -tags noserver -o /dev/null ./cmd/chaos
 	$(GO) test -count=1 -timeout 25m ./...
 
 fuzz:
