@@ -1,9 +1,10 @@
 package e2e
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -23,24 +24,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	if repoRoot, err = filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	repoRoot = chaosbin.Root()
 	exampleSpec = filepath.Join(repoRoot, "examples", "support-ticket.yaml")
-	dir, err := os.MkdirTemp("", "chaos-e2e-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "tests/e2e:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "./cmd/chaos")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/chaos: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	chaosBin = bin
 	return m.Run()
 }

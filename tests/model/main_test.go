@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,25 +32,15 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	var err error
-	if repoRoot, err = filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, "tests/model:", err)
-		return 1
-	}
+	repoRoot = chaosbin.Root()
 	jsDir = filepath.Join(repoRoot, "tests", "js")
-	dir, err := os.MkdirTemp("", "chaos-tests-model-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tests/model:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "./cmd/chaos")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "tests/model: go build ./cmd/chaos: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	chaosBin = bin
 	return m.Run()
 }
 

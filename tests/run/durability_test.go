@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"github.com/crashwall/chaos/spec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestDurability(t *testing.T) {
 	ids := trialIDs(cells, conds)
 	// An agent that takes a while, so the worker dies while agents run. $0 and $1 are the
 	// filled-in (shell-quoted) {wall} and {spec}.
-	agent := `sh -c 'sleep 2; exec ` + shellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
+	agent := `sh -c 'sleep 2; exec ` + spec.ShellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
 	runProc := startChaos(t, env, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
 

@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -34,24 +36,15 @@ var updateHistories = flag.Bool("update-histories", false, "rewrite workflows/te
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "chaos-tests-run-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tests/run:", err)
 		os.Exit(1)
 	}
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "github.com/crashwall/chaos/cmd/chaos")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "tests/run: cannot build the chaos binary (go build -o %s ./cmd/chaos): %v\n%s", chaosBin, err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	if exampleSpec, err = filepath.Abs("../../examples/support-ticket.yaml"); err != nil {
-		fmt.Fprintln(os.Stderr, "tests/run:", err)
-		os.Exit(1)
-	}
+	chaosBin = bin
+	exampleSpec = filepath.Join(chaosbin.Root(), "examples", "support-ticket.yaml")
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -76,13 +69,10 @@ func testEnv(t testing.TB) []string {
 	return append(os.Environ(), "TMPDIR="+filepath.Join(tmp, "tmp"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
 }
 
-// shellQuote makes s one word for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // blindAgent is the reference agent that says "Done" whatever happened, as an agent
 // command template ({wall} and {spec} are filled in by the harness).
 func blindAgent() string {
-	return shellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
+	return spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
 }
 
 // grower is an io.Writer whose readers can wait for it to grow.

@@ -6,6 +6,8 @@
 package store_test
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -29,21 +31,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaos-tests-store-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "tests/store:", err)
 		os.Exit(1)
 	}
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "github.com/crashwall/chaos/cmd/chaos")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "tests/store: build chaos: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	exampleSpec, _ = filepath.Abs("../../examples/support-ticket.yaml")
+	chaosBin = bin
+	exampleSpec = filepath.Join(chaosbin.Root(), "examples", "support-ticket.yaml")
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

@@ -8,6 +8,8 @@
 package upstream_test
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -35,25 +37,15 @@ var (
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
-	var err error
-	if repoRoot, err = filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	repoRoot = chaosbin.Root()
 	jsDir = filepath.Join(repoRoot, "tests", "js")
-	dir, err := os.MkdirTemp("", "chaos-upstream-tests-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "tests/upstream:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "./cmd/chaos")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "tests/upstream: go build ./cmd/chaos: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	chaosBin = bin
 	return m.Run()
 }
 

@@ -4,13 +4,14 @@
 package verdicts_test
 
 import (
+	"github.com/crashwall/chaos/tests/chaosbin"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/crashwall/chaos/run"
@@ -24,23 +25,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	_, file, _, _ := runtime.Caller(0)
-	root = filepath.Join(filepath.Dir(file), "..", "..")
-	dir, err := os.MkdirTemp("", "chaos-verdicts-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	root = chaosbin.Root()
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = chaosbin.Build(); err != nil {
+		fmt.Fprintln(os.Stderr, "tests/verdicts:", err)
 		os.Exit(2)
 	}
-	bin = filepath.Join(dir, "chaos")
-	shared = filepath.Join(dir, "shared")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/chaos")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build chaos: %v\n%s", err, out)
-		os.Exit(2)
-	}
+	shared = filepath.Join(filepath.Dir(bin), "shared")
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

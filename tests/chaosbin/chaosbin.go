@@ -1,0 +1,35 @@
+// Package chaosbin builds the chaos binary for the test packages that run it as a user
+// would (tests/e2e, run, verdicts, model, upstream, store): one way to build it, one
+// place that knows where the module is.
+package chaosbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+)
+
+// Root is the module's root folder.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Build builds ./cmd/chaos into a fresh temporary folder and returns the binary's path
+// and a function that removes the folder. The error carries the compiler's output.
+func Build() (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "chaos-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "chaos")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/chaos")
+	cmd.Dir = Root()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("go build ./cmd/chaos: %v\n%s", err, out)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
