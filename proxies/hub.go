@@ -189,6 +189,12 @@ func (h *Hub) Condition() faults.Condition { return h.cond }
 // Tools are the tools the hub serves, in spec order.
 func (h *Hub) Tools() []spec.Tool { return h.world.Tools() }
 
+// knows says whether the hub serves a tool of that name.
+func (h *Hub) knows(name string) bool {
+	_, ok := h.world.Tool(name)
+	return ok
+}
+
 // State is a copy of the world's current state.
 func (h *Hub) State() map[string]any { return h.world.State() }
 

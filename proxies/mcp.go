@@ -25,7 +25,32 @@ func NewMCPServer(h *Hub, transport string) *mcp.Server {
 				return toolResult(reply), nil
 			})
 	}
+	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport))
 	return s
+}
+
+// unknownTools sends a tools/call for a tool the server does not serve to the hub, so that
+// the call is recorded (a rejected row, as REST records its 404) and answered with the
+// hub's message, which lists the tools there are. Without it the SDK answers such a call
+// itself and the record never sees it. hubFor may return nil (no run open): the SDK's own
+// answer stands.
+func unknownTools(hubFor func() *Hub, transport string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil {
+				return next(ctx, method, req)
+			}
+			h := hubFor()
+			if h == nil || h.knows(call.Params.Name) {
+				return next(ctx, method, req)
+			}
+			if _, err := h.Call(ctx, transport, call.Params.Name, call.Params.Arguments); err != nil {
+				return nil, rpcError(err)
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // rpcError maps a hub error to a JSON-RPC error the client can read.

@@ -317,8 +317,9 @@ func TestMCPRefusals(t *testing.T) {
 			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "value") {
 				t.Errorf("missing argument: error %v, want JSON-RPC %d naming \"value\"", err, jsonrpc.CodeInvalidParams)
 			}
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_ticket"}); err == nil || !strings.Contains(err.Error(), "delete_ticket") {
-				t.Errorf("unknown tool: error %v, want one naming delete_ticket", err)
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_ticket", Arguments: map[string]any{"id": 7}})
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, `unknown tool "delete_ticket" (tools: `) {
+				t.Errorf("unknown tool: error %v, want JSON-RPC %d from the hub naming delete_ticket and the tools there are", err, jsonrpc.CodeInvalidParams)
 			}
 
 			text, isErr := callText(t, cs, "update_ticket", map[string]any{"field": "priority", "value": "urgent"})
@@ -336,8 +337,9 @@ func TestMCPRefusals(t *testing.T) {
 					rejected = append(rejected, r)
 				}
 			}
-			if len(rejected) == 0 || rejected[0].Status != 400 || rejected[0].Transport != tr.record {
-				t.Errorf("rejected rows = %+v, want the bad arguments as a 400 on %s", rejected, tr.record)
+			if len(rejected) != 2 || rejected[0].Status != 400 || rejected[0].Transport != tr.record ||
+				rejected[1].Status != 404 || rejected[1].Tool != "delete_ticket" || string(rejected[1].Args) != `{"id":7}` || rejected[1].Transport != tr.record {
+				t.Errorf("rejected rows = %+v, want the bad arguments as a 400 and the unknown tool with its arguments as a 404, on %s", rejected, tr.record)
 			}
 			calls := l.Calls()
 			if len(calls) != 2 || calls[0].Status != 503 || !calls[0].IsError || calls[1].State["priority"] != "urgent" {

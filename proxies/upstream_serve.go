@@ -49,5 +49,6 @@ func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *Hub, in io.
 				return res, nil
 			})
 	}
+	srv.AddReceivingMiddleware(unknownTools(hubFor, "stdio"))
 	return runServer(ctx, srv, &GuardedTransport{In: in, Out: out})
 }

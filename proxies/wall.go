@@ -39,20 +39,33 @@ func Bridge(ctx context.Context, hubURL string, in io.Reader, out io.Writer) err
 	if err != nil {
 		return fmt.Errorf("wall: list the hub's tools: %w", err)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
-	for _, tool := range list.Tools {
-		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
-			if err != nil {
-				var we *jsonrpc.Error
-				if errors.As(err, &we) {
-					return nil, we
-				}
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the hub did not answer: " + err.Error()}
+	forward := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
+		if err != nil {
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, we
 			}
-			return res, nil
-		})
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the hub did not answer: " + err.Error()}
+		}
+		return res, nil
 	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
+	known := map[string]bool{}
+	for _, tool := range list.Tools {
+		known[tool.Name] = true
+		srv.AddTool(tool, forward)
+	}
+	// A call of a tool the hub does not serve goes to the hub too, which records it and
+	// answers it; the SDK would otherwise answer it here, unrecorded.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params != nil && !known[call.Params.Name] {
+				return forward(ctx, call)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	t := &GuardedTransport{In: in, Out: out}
 	return runServer(ctx, srv, t)
 }
