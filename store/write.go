@@ -52,14 +52,18 @@ type Call struct {
 // same run again updates its rows (ON CONFLICT DO UPDATE) and replaces its calls, so a
 // retried activity never duplicates a row.
 func (s *Store) WriteRun(ctx context.Context, r RunRow, trials []run.TrialResult, calls []Call) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		byVerdict, _ := json.Marshal(nonNil(r.ByVerdict))
-		byOutcome, _ := json.Marshal(nonNil(r.ByOutcome))
-		var ended *time.Time
-		if !r.Ended.IsZero() {
-			ended = &r.Ended
-		}
-		if _, err := tx.Exec(ctx, `
+	return s.inTx(ctx, func(tx pgx.Tx) error { return writeRun(ctx, tx, r, trials, calls) })
+}
+
+// writeRun is WriteRun inside a transaction (WriteRun, ImportRun).
+func writeRun(ctx context.Context, tx pgx.Tx, r RunRow, trials []run.TrialResult, calls []Call) error {
+	byVerdict, _ := json.Marshal(nonNil(r.ByVerdict))
+	byOutcome, _ := json.Marshal(nonNil(r.ByOutcome))
+	var ended *time.Time
+	if !r.Ended.IsZero() {
+		ended = &r.Ended
+	}
+	if _, err := tx.Exec(ctx, `
 INSERT INTO runs (run_id, spec_name, spec_path, plan, conditions, cells, trials, finished, started, ended,
                   aborted, agent_command, out_dir, host, by_verdict, by_outcome, written_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
@@ -70,18 +74,18 @@ ON CONFLICT (run_id) DO UPDATE SET
     aborted = EXCLUDED.aborted, agent_command = EXCLUDED.agent_command, out_dir = EXCLUDED.out_dir,
     host = EXCLUDED.host, by_verdict = EXCLUDED.by_verdict, by_outcome = EXCLUDED.by_outcome,
     written_at = now()`,
-			r.RunID, r.SpecName, r.SpecPath, r.Plan, nonNilStrings(r.Conditions), nonNilStrings(r.Cells), r.Trials, r.Finished,
-			r.Started, ended, r.Aborted, r.AgentCommand, r.OutDir, r.Host, byVerdict, byOutcome); err != nil {
-			return fmt.Errorf("run %s: %w", r.RunID, err)
-		}
+		r.RunID, r.SpecName, r.SpecPath, r.Plan, nonNilStrings(r.Conditions), nonNilStrings(r.Cells), r.Trials, r.Finished,
+		r.Started, ended, r.Aborted, r.AgentCommand, r.OutDir, r.Host, byVerdict, byOutcome); err != nil {
+		return fmt.Errorf("run %s: %w", r.RunID, err)
+	}
 
-		b := &pgx.Batch{}
-		for _, t := range trials {
-			result, err := jsonb(t)
-			if err != nil {
-				return fmt.Errorf("trial %s: %w", t.ID, err)
-			}
-			b.Queue(`
+	b := &pgx.Batch{}
+	for _, t := range trials {
+		result, err := jsonb(t)
+		if err != nil {
+			return fmt.Errorf("trial %s: %w", t.ID, err)
+		}
+		b.Queue(`
 INSERT INTO trials (run_id, trial_id, cell, condition, rep, seed, outcome, reason, verdict, verdict_why,
                     world_ok, claim, claim_by, closing, success_possible, calls, fired, duration_ms, dir, result)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
@@ -92,40 +96,39 @@ ON CONFLICT (run_id, trial_id) DO UPDATE SET
     claim_by = EXCLUDED.claim_by, closing = EXCLUDED.closing, success_possible = EXCLUDED.success_possible,
     calls = EXCLUDED.calls, fired = EXCLUDED.fired, duration_ms = EXCLUDED.duration_ms, dir = EXCLUDED.dir,
     result = EXCLUDED.result`,
-				r.RunID, t.ID, t.Cell, t.Condition, t.Rep, t.Seed, t.Outcome, t.Reason, t.Verdict, t.VerdictWhy,
-				t.WorldOK, t.Claim, t.ClaimBy, text(t.Closing), t.SuccessPossible, t.Calls, t.Fired, t.Duration.Milliseconds(), t.Dir, result)
-		}
-		if len(calls) > 0 {
-			// The calls of a trial written again are its calls now: a trial run again
-			// after a lost worker may have made fewer.
-			seen := map[string]bool{}
-			for _, c := range calls {
-				if !seen[c.TrialID] {
-					seen[c.TrialID] = true
-					b.Queue("DELETE FROM calls WHERE run_id = $1 AND trial_id = $2", r.RunID, c.TrialID)
-				}
+			r.RunID, t.ID, t.Cell, t.Condition, t.Rep, t.Seed, t.Outcome, t.Reason, t.Verdict, t.VerdictWhy,
+			t.WorldOK, t.Claim, t.ClaimBy, text(t.Closing), t.SuccessPossible, t.Calls, t.Fired, t.Duration.Milliseconds(), t.Dir, result)
+	}
+	if len(calls) > 0 {
+		// The calls of a trial written again are its calls now: a trial run again
+		// after a lost worker may have made fewer.
+		seen := map[string]bool{}
+		for _, c := range calls {
+			if !seen[c.TrialID] {
+				seen[c.TrialID] = true
+				b.Queue("DELETE FROM calls WHERE run_id = $1 AND trial_id = $2", r.RunID, c.TrialID)
 			}
-			for _, c := range calls {
-				row, err := jsonb(c.Row)
-				if err != nil {
-					return fmt.Errorf("trial %s call %d: %w", c.TrialID, c.Row.Seq, err)
-				}
-				var at *time.Time
-				if !c.Row.Time.IsZero() {
-					at = &c.Row.Time
-				}
-				b.Queue(`
+		}
+		for _, c := range calls {
+			row, err := jsonb(c.Row)
+			if err != nil {
+				return fmt.Errorf("trial %s call %d: %w", c.TrialID, c.Row.Seq, err)
+			}
+			var at *time.Time
+			if !c.Row.Time.IsZero() {
+				at = &c.Row.Time
+			}
+			b.Queue(`
 INSERT INTO calls (run_id, trial_id, seq, type, at, transport, tool, fired, is_error, row)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (run_id, trial_id, seq) DO UPDATE SET
     type = EXCLUDED.type, at = EXCLUDED.at, transport = EXCLUDED.transport, tool = EXCLUDED.tool,
     fired = EXCLUDED.fired, is_error = EXCLUDED.is_error, row = EXCLUDED.row`,
-					r.RunID, c.TrialID, c.Row.Seq, c.Row.Type, at, c.Row.Transport, c.Row.Tool,
-					c.Row.Hit != nil && c.Row.Hit.Fired, c.Row.IsError, row)
-			}
+				r.RunID, c.TrialID, c.Row.Seq, c.Row.Type, at, c.Row.Transport, c.Row.Tool,
+				c.Row.Hit != nil && c.Row.Hit.Fired, c.Row.IsError, row)
 		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+	}
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // Comparison is a scheduled run compared with the previous run of its schedule.
@@ -150,25 +153,28 @@ func (c Comparison) Regressed() bool {
 // it regressed, and writes one comparisons row per condition (replacing earlier ones). The
 // run's row must exist (WriteRun).
 func (s *Store) WriteComparison(ctx context.Context, c Comparison) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE runs SET schedule = $2, previous_run_id = $3, regressed = $4 WHERE run_id = $1",
-			c.RunID, c.Schedule, c.PreviousRunID, c.Regressed())
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("run %s is not in the results database (it is written when the run ends)", c.RunID)
-		}
-		b := &pgx.Batch{}
-		b.Queue("DELETE FROM comparisons WHERE run_id = $1", c.RunID)
-		for _, r := range c.Rows {
-			b.Queue(`
+	return s.inTx(ctx, func(tx pgx.Tx) error { return writeComparison(ctx, tx, c) })
+}
+
+// writeComparison is WriteComparison inside a transaction (WriteComparison, ImportRun).
+func writeComparison(ctx context.Context, tx pgx.Tx, c Comparison) error {
+	tag, err := tx.Exec(ctx, "UPDATE runs SET schedule = $2, previous_run_id = $3, regressed = $4 WHERE run_id = $1",
+		c.RunID, c.Schedule, c.PreviousRunID, c.Regressed())
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s is not in the results database (it is written when the run ends)", c.RunID)
+	}
+	b := &pgx.Batch{}
+	b.Queue("DELETE FROM comparisons WHERE run_id = $1", c.RunID)
+	for _, r := range c.Rows {
+		b.Queue(`
 INSERT INTO comparisons (run_id, cell, condition, previous_run_id, method, a_k, a_n, b_k, b_n, better, worse, same, p, call)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-				c.RunID, r.Cell, r.Condition, c.PreviousRunID, r.Method, r.A.K, r.A.N, r.B.K, r.B.N, r.Better, r.Worse, r.Same, r.P, r.Call)
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+			c.RunID, r.Cell, r.Condition, c.PreviousRunID, r.Method, r.A.K, r.A.N, r.B.K, r.B.N, r.Better, r.Worse, r.Same, r.P, r.Call)
+	}
+	return tx.SendBatch(ctx, b).Close()
 }
 
 func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {

@@ -21,7 +21,8 @@ type RunsOptions struct {
 	Results  ResultsFlags
 }
 
-// NewCmdRuns builds `chaos runs`: past runs from Temporal's visibility.
+// NewCmdRuns builds `chaos runs`: past runs from the results database, else Temporal's
+// visibility; and `chaos runs import` (runs_import.go).
 func NewCmdRuns(ios *IOStreams) *cobra.Command {
 	opts := &RunsOptions{IO: ios}
 	cmd := &cobra.Command{
@@ -33,6 +34,7 @@ func NewCmdRuns(ios *IOStreams) *cobra.Command {
 	addTemporalFlags(cmd, &opts.Temporal)
 	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "how many runs to list, newest first")
 	addResultsFlags(cmd, &opts.Results, false)
+	cmd.AddCommand(NewCmdRunsImport(ios))
 	return cmd
 }
 
