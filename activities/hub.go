@@ -1,9 +1,7 @@
 package activities
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,9 +120,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 
 	tokens := map[string]string{
 		"task":       task.Prompt,
-		"wall":       bin + " wall --hub " + srv.URL,
+		"wall":       proxies.WallCommand(bin, srv.URL),
 		"wall_url":   srv.URL,
-		"mcp_config": mcpConfig(bin, srv.URL),
+		"mcp_config": proxies.WallMCPConfig(bin, srv.URL),
 		// {llm_url} stands in for model.upstream: a client appends to it what it would
 		// append to the upstream (the loader refuses {llm_url} without an upstream).
 		"llm_url": llmURL,
@@ -139,22 +137,4 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil
-}
-
-// mcpConfig is the MCP client configuration that starts the wall over stdio, in the form
-// Claude Code's --mcp-config and Cursor's mcp.json take.
-func mcpConfig(bin, hubURL string) string {
-	type server struct {
-		Type    string   `json:"type"`
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	cfg := map[string]map[string]server{
-		"mcpServers": {"chaos": {Type: "stdio", Command: bin, Args: []string{"wall", "--hub", hubURL}}},
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(cfg)
-	return strings.TrimSpace(b.String())
 }

@@ -3,10 +3,10 @@ package activities
 import (
 	"errors"
 	"fmt"
+	"github.com/crashwall/chaos/tests/chaosbin"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,21 +24,14 @@ import (
 var chaosBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaos-activities-test-")
+	bin, cleanup, err := chaosbin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	chaosBin = filepath.Join(dir, "chaos")
-	build := exec.Command("go", "build", "-o", chaosBin, "../cmd/chaos")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the chaos binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	chaosBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

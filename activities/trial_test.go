@@ -12,6 +12,7 @@ import (
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // A whole trial through the real hub and the real reference agent:
@@ -62,7 +63,7 @@ func TestTrial(t *testing.T) {
 			a, env := newActivities(t)
 			command := ""
 			if tt.agent != "" {
-				command = chaosBin + " agent scripted " + tt.agent + " --spec {spec}"
+				command = spec.ShellQuote(chaosBin) + " agent scripted " + tt.agent + " --spec {spec}"
 			}
 			in := cellTrialInput(t, exampleYAML(t), examplePath, tt.condition, command, tt.cell)
 
@@ -75,7 +76,7 @@ func TestTrial(t *testing.T) {
 			}
 			if tt.agent == "" {
 				style := strings.TrimPrefix(tt.cell, "agent=")
-				if !strings.HasPrefix(hub.Command, chaosBin+" agent scripted --style "+style+" ") {
+				if !strings.HasPrefix(hub.Command, spec.ShellQuote(chaosBin)+" agent scripted --style "+style+" ") {
 					t.Errorf("the spec's command filled in as %s; want %s agent scripted --style %s ...", hub.Command, chaosBin, style)
 				}
 			}
@@ -162,7 +163,7 @@ func TestStartHub(t *testing.T) {
 		t.Errorf("mcp_config: %+v", cfg)
 	}
 	for token, want := range map[string]string{
-		"wall":     chaosBin + " wall --hub " + hub.URL,
+		"wall":     spec.ShellQuote(chaosBin) + " wall --hub " + hub.URL,
 		"wall_url": hub.URL,
 		"llm_url":  hub.URL + "/llm",
 		"sandbox":  ws.Dir,
@@ -180,7 +181,7 @@ func TestStartHub(t *testing.T) {
 	if strings.Contains(hub.Command, "{") && !strings.Contains(hub.Command, `{"mcpServers"`) {
 		t.Errorf("tokens left in the command: %s", hub.Command)
 	}
-	if !strings.Contains(hub.Command, `--wall "`+chaosBin+" wall --hub "+hub.URL+`"`) || !strings.Contains(hub.Command, "--model 'small one'") {
+	if !strings.Contains(hub.Command, `--wall "`+spec.ShellQuote(chaosBin)+" wall --hub "+hub.URL+`"`) || !strings.Contains(hub.Command, "--model 'small one'") {
 		t.Errorf("command: %s", hub.Command)
 	}
 

@@ -24,17 +24,17 @@ type Client interface {
 	Close() error
 }
 
-// Dial connects to the wall: transport "stdio" starts command (split on spaces) as an
-// MCP server, "http" connects to an MCP streamable HTTP endpoint at url, "rest" posts
+// Dial connects to the wall: transport "stdio" starts command (a shell command line, as
+// {wall} is) with sh -c as an MCP server, "http" connects to an MCP streamable HTTP endpoint at url, "rest" posts
 // to url/tools/<name>.
 func Dial(ctx context.Context, transport, command, url string) (Client, error) {
 	switch transport {
 	case "stdio":
-		argv := strings.Fields(command)
-		if len(argv) == 0 {
+		if strings.TrimSpace(command) == "" {
 			return nil, fmt.Errorf("transport stdio needs --wall-command, the command that starts the wall")
 		}
-		return dialMCP(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)})
+		// exec: the shell becomes the wall, so closing stdin and signals reach it directly.
+		return dialMCP(ctx, &mcp.CommandTransport{Command: exec.Command("sh", "-c", "exec "+command)})
 	case "http":
 		if url == "" {
 			return nil, fmt.Errorf("transport http needs --url, the wall's MCP endpoint")

@@ -1,14 +1,19 @@
 package proxies
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/spec"
 )
 
 // TransportHeader tells the hub which transport a call came in on, when the wall
@@ -84,4 +89,30 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(t.key, t.value)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// WallCommand is the {wall} token: a shell command line that serves the tools of the hub
+// at hubURL over MCP stdio. bin, the chaos binary, is quoted (its path may hold spaces), so
+// the line is run with sh -c.
+func WallCommand(bin, hubURL string) string {
+	return spec.ShellQuote(bin) + " wall --hub " + hubURL
+}
+
+// WallMCPConfig is the {mcp_config} token: the MCP client configuration that starts the wall
+// over stdio, in the form Claude Code's --mcp-config and Cursor's mcp.json take. The
+// command and its arguments stand apart, so nothing needs quoting.
+func WallMCPConfig(bin, hubURL string) string {
+	type server struct {
+		Type    string   `json:"type"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	cfg := map[string]map[string]server{
+		"mcpServers": {"chaos": {Type: "stdio", Command: bin, Args: []string{"wall", "--hub", hubURL}}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(cfg)
+	return strings.TrimSpace(b.String())
 }

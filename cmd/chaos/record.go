@@ -154,8 +154,8 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		return err
 	}
 	tokens := map[string]string{
-		"task": opts.Task, "wall": bin + " wall --hub " + srv.URL, "wall_url": srv.URL,
-		"mcp_config": recordMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
+		"task": opts.Task, "wall": proxies.WallCommand(bin, srv.URL), "wall_url": srv.URL,
+		"mcp_config": proxies.WallMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
 	}
 	argv := make([]string, len(opts.AgentCommand))
 	for i, w := range opts.AgentCommand {
@@ -245,12 +245,6 @@ func serverName(line string, taken []string) string {
 		out = fmt.Sprintf("%s%d", name, i)
 	}
 	return out
-}
-
-func recordMCPConfig(bin, hubURL string) string {
-	cfg := map[string]map[string]any{"mcpServers": {"chaos": map[string]any{"type": "stdio", "command": bin, "args": []string{"wall", "--hub", hubURL}}}}
-	b, _ := json.Marshal(cfg)
-	return string(b)
 }
 
 // inference is what a recorded run gives inferSpec.
