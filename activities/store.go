@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 )
@@ -34,7 +33,7 @@ func (a *Activities) storeRun(ctx context.Context, in run.AggregateInput, m Mani
 	}
 	var calls []store.Call
 	if a.StoreCalls {
-		calls = recordedCalls(in.OutDir, results)
+		calls = store.RecordedCalls(in.OutDir, results)
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
@@ -45,29 +44,6 @@ func (a *Activities) storeRun(ctx context.Context, in run.AggregateInput, m Mani
 	}
 	a.logger().Info("run written to the results database", "run", in.RunID, "trials", len(results), "calls", len(calls), "database", a.Results.Where())
 	return ""
-}
-
-// recordedCalls reads the call and rejected rows of every trial's record. A record that
-// cannot be read gives what it has: the results database is a copy, and the folder keeps
-// the evidence of a damaged record.
-func recordedCalls(outDir string, results []run.TrialResult) []store.Call {
-	var calls []store.Call
-	for _, t := range results {
-		dir := t.Dir
-		if dir == "" {
-			dir = filepath.Join(outDir, "trials", filepath.FromSlash(t.ID))
-		}
-		l, _ := record.ReadFile(filepath.Join(dir, "record.jsonl"))
-		if l == nil {
-			continue
-		}
-		for _, r := range l.Rows {
-			if r.Type == record.TypeCall || r.Type == record.TypeRejected {
-				calls = append(calls, store.Call{TrialID: t.ID, Row: r})
-			}
-		}
-	}
-	return calls
 }
 
 // setSummarySection writes a section at the end of the run's summary.txt, headed
