@@ -254,6 +254,9 @@ func NewRegressionNotice(schedule, specName, runID, runDir string, c Comparison)
 
 // WebhookInput is the input of PostWebhook.
 type WebhookInput struct {
+	// URL is the webhook as the schedule keeps it: a reference such as ${SLACK_WEBHOOK},
+	// expanded from this worker's environment when it posts (so the URL, often its own
+	// secret, is never in Temporal's history), or a literal URL.
 	URL    string           `json:"url"`
 	Notice RegressionNotice `json:"notice"`
 }
@@ -261,26 +264,60 @@ type WebhookInput struct {
 // webhookTimeout bounds one POST; the workflow's retry policy tries again.
 const webhookTimeout = 15 * time.Second
 
-// PostWebhook POSTs the notice as JSON. Any 2xx answer is success; anything else is an
-// error that the workflow retries.
+// webhookTarget is the URL to post to: raw with its ${VAR}s expanded from lookup
+// (os.LookupEnv when nil), checked to be an http(s) URL, and the scheme://host that
+// messages may name. A chat webhook URL is its own secret, so no error holds the URL or
+// a variable's value: they name the variable, or the host.
+func webhookTarget(raw string, lookup func(string) (string, bool)) (target, where string, err error) {
+	refs := spec.SecretRefs(raw)
+	target, err = spec.ExpandSecrets(raw, lookup)
+	if err != nil {
+		return "", "", fmt.Errorf("the schedule's webhook is %s: %w on this worker; set it in the environment of chaos worker (or chaos server) and restart it", refList(refs), err)
+	}
+	u, perr := url.Parse(target)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if len(refs) > 0 {
+			return "", "", fmt.Errorf("the schedule's webhook is %s, and on this worker that is not an http:// or https:// URL (the value is not shown: it may be a secret)", refList(refs))
+		}
+		return "", "", errors.New("the schedule's webhook is not an http:// or https:// URL")
+	}
+	return target, u.Scheme + "://" + u.Host, nil
+}
+
+// refList is the ${VAR}s of a webhook as written, for messages.
+func refList(names []string) string {
+	refs := make([]string, len(names))
+	for i, n := range names {
+		refs[i] = "${" + n + "}"
+	}
+	return strings.Join(refs, ", ")
+}
+
+// PostWebhook POSTs the notice as JSON to the schedule's webhook, its ${VAR}s expanded
+// from this worker's environment now. Any 2xx answer is success; anything else is an
+// error that the workflow retries. A variable that is not set here, or a value that is
+// not an http(s) URL, is bad input: a retry cannot fix it.
 func (a *Activities) PostWebhook(ctx context.Context, in WebhookInput) error {
 	body, err := json.Marshal(in.Notice)
 	if err != nil {
 		return badInput(err)
 	}
+	target, where, err := webhookTarget(in.URL, nil)
+	if err != nil {
+		return badInput(err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, webhookTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return badInput(fmt.Errorf("the webhook URL is not valid: %w", err))
+		// Its error would quote the URL.
+		return badInput(fmt.Errorf("the webhook at %s cannot be requested", where))
 	}
-	// A webhook URL often is its own secret (a chat's incoming webhook): messages name
-	// its host only.
-	where := req.URL.Scheme + "://" + req.URL.Host
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chaos-schedule")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		// A *url.Error quotes the whole URL: keep only what went wrong.
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
@@ -292,6 +329,6 @@ func (a *Activities) PostWebhook(ctx context.Context, in WebhookInput) error {
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("webhook at %s answered %s: %s", where, resp.Status, strings.TrimSpace(string(snippet)))
 	}
-	a.logger().Info("regression posted to the webhook", "run", in.Notice.RunID, "status", resp.StatusCode)
+	a.logger().Info("regression posted to the webhook", "run", in.Notice.RunID, "webhook", where, "status", resp.StatusCode)
 	return nil
 }

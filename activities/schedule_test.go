@@ -3,14 +3,19 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -147,6 +152,75 @@ func TestPostWebhook(t *testing.T) {
 	err := a.PostWebhook(context.Background(), WebhookInput{URL: srv.URL + "/secret-token", Notice: notice})
 	if err == nil || !strings.Contains(err.Error(), "500") || strings.Contains(err.Error(), "secret-token") {
 		t.Errorf("error %v: want the status, without the URL's path", err)
+	}
+}
+
+// TestPostWebhookExpandsTheReference: a webhook kept as ${VAR} is expanded from the
+// worker's environment when it posts; a variable that is not set (or holds no http(s)
+// URL) is a non-retryable error that names the variable, never the value.
+func TestPostWebhookExpandsTheReference(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	posted := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(paths) }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	a := &Activities{}
+	notice := RegressionNotice{RunID: "run-2", Text: "regressed"}
+	ctx := context.Background()
+
+	t.Setenv("CHAOS_TEST_HOOK", srv.URL+"/services/T0-secret-token")
+	if err := a.PostWebhook(ctx, WebhookInput{URL: "${CHAOS_TEST_HOOK}", Notice: notice}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CHAOS_TEST_HOOK_PATH", "T1-secret-token")
+	if err := a.PostWebhook(ctx, WebhookInput{URL: srv.URL + "/services/${CHAOS_TEST_HOOK_PATH}", Notice: notice}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(posted(), " "); got != "/services/T0-secret-token /services/T1-secret-token" {
+		t.Errorf("posted to %q, want the expanded paths", got)
+	}
+
+	for _, tc := range []struct {
+		name, value, want string
+		set               bool
+	}{
+		{"unset", "", "the environment variable CHAOS_TEST_UNSET_HOOK is not set on this worker", false},
+		{"not a URL", "ftp://hooks.example.com/T2-secret-token", "${CHAOS_TEST_UNSET_HOOK}, and on this worker that is not an http:// or https:// URL", true},
+		{"empty", "", "not an http:// or https:// URL", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.set {
+				t.Setenv("CHAOS_TEST_UNSET_HOOK", tc.value)
+			} else {
+				t.Setenv("CHAOS_TEST_UNSET_HOOK", "") // restored after the test
+				os.Unsetenv("CHAOS_TEST_UNSET_HOOK")
+			}
+			n := len(posted())
+			err := a.PostWebhook(ctx, WebhookInput{URL: "${CHAOS_TEST_UNSET_HOOK}", Notice: notice})
+			var appErr *temporal.ApplicationError
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != ErrBadInput {
+				t.Errorf("error %v: want a non-retryable %s error", err, ErrBadInput)
+			}
+			if strings.Contains(err.Error(), "secret-token") {
+				t.Errorf("error %v shows the variable's value", err)
+			}
+			if len(posted()) != n {
+				t.Errorf("posted although the webhook is not usable")
+			}
+		})
+	}
+
+	// A literal URL that does not parse: the message does not quote it.
+	err := a.PostWebhook(ctx, WebhookInput{URL: "http://[::1%zz]/T3-secret-token", Notice: notice})
+	if err == nil || strings.Contains(err.Error(), "secret-token") {
+		t.Errorf("error %v: want one that does not quote the URL", err)
 	}
 }
 

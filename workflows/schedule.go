@@ -43,7 +43,10 @@ type ScheduledRunInput struct {
 	// seed, so successive runs see other fault positions, and they are compared as
 	// independent samples (Fisher).
 	PairWithPrevious bool `json:"pair_with_previous,omitempty"`
-	// Webhook, when set, receives a JSON RegressionNotice when a run regressed.
+	// Webhook, when set, receives a JSON RegressionNotice when a run regressed. It is kept
+	// as given, in the schedule and every run's history: a reference such as
+	// ${SLACK_WEBHOOK}, which PostWebhook expands from the worker's environment, or a
+	// literal URL (in plain text there).
 	Webhook string `json:"webhook,omitempty"`
 }
 

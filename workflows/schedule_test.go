@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,34 @@ func TestScheduledRunFirstRunDrawsItsOwnSeedAndPostsNothing(t *testing.T) {
 	require.Empty(t, m.compare.PreviousRunID)
 	require.False(t, m.compare.Paired)
 	require.Empty(t, m.posted)
+}
+
+// TestScheduledRunNotesAWebhookVariableNotSet: the webhook is the reference ${VAR}, and
+// the worker has no such variable: PostWebhook fails once (not retried), the run still
+// completes, and its note names the variable.
+func TestScheduledRunNotesAWebhookVariableNotSet(t *testing.T) {
+	t.Setenv("CHAOS_TEST_NO_HOOK", "")
+	os.Unsetenv("CHAOS_TEST_NO_HOOK")
+	worse := []report.DiffRow{{Cell: "main", Condition: "phantom_success@save", A: report.NewRate(0, 6), B: report.NewRate(6, 6), Worse: 6, P: 0.03, Call: "worse", Method: "McNemar"}}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(ExperimentWorkflow)
+	env.RegisterActivity(a)
+	env.OnActivity(a.PlanScheduledRun, mock.Anything, mock.Anything).Return(activities.ScheduledPlan{Plan: planOf(2, 1), OutDir: "/runs/spec/x", Seed: 7}, nil)
+	env.OnWorkflow(ExperimentWorkflow, mock.Anything, mock.Anything).Return(ExperimentResult{Summary: Summary{Trials: 2}}, nil)
+	env.OnActivity(a.CompareScheduledRun, mock.Anything, mock.Anything).Return(activities.Comparison{PreviousRunID: "prev", Regressions: worse, Rows: worse}, nil)
+	var urls []string
+	env.OnActivity(a.PostWebhook, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.WebhookInput) error {
+		urls = append(urls, in.URL)
+		return (&activities.Activities{}).PostWebhook(ctx, in)
+	})
+	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: SpecRef{Name: "spec"}, Webhook: "${CHAOS_TEST_NO_HOOK}", OutRoot: "/runs"})
+	require.NoError(t, env.GetWorkflowError())
+	var res ScheduledRunResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, []string{"${CHAOS_TEST_NO_HOOK}"}, urls, "the reference is what the activity gets, tried once")
+	require.Contains(t, res.Note, "the webhook was not reached")
+	require.Contains(t, res.Note, "the environment variable CHAOS_TEST_NO_HOOK is not set on this worker")
 }
 
 func TestScheduledRunIDIsStableAndSortsByTime(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -102,7 +103,12 @@ the previous run's on cell, condition, replicate and seed (McNemar's exact test)
 finds a change with fewer trials.
 
 Run folders go to --out/<spec>/<run id> on the worker that runs them; the run id is
-NAME-<start time>-<hash>.`,
+NAME-<start time>-<hash>.
+
+--webhook is kept in the schedule, in Temporal's history. A chat webhook URL is its own
+secret, so give it as a reference, --webhook '${SLACK_WEBHOOK}' (single quotes, so the
+shell leaves it alone): the schedule keeps only the reference, and the worker that
+posts expands it from its own environment. A literal URL works too, kept in plain text.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -121,7 +127,7 @@ NAME-<start time>-<hash>.`,
 	f.StringVar(&opts.Cron, "cron", "", `run on a cron expression (e.g. "0 3 * * *": at 03:00)`)
 	f.StringVar(&opts.TimeZone, "time-zone", "", "time zone of --cron (IANA name; default UTC)")
 	f.BoolVar(&opts.PairWithPrevious, "pair-with-previous", false, "keep the spec's seed, so each run pairs with the previous one (McNemar on shared seeds)")
-	f.StringVar(&opts.Webhook, "webhook", "", "URL to POST a JSON notice to when a run regressed")
+	f.StringVar(&opts.Webhook, "webhook", "", "URL to POST a JSON notice to when a run regressed; give '${VAR}' to keep the URL out of Temporal's history (the worker expands it from its environment)")
 	f.IntVar(&opts.Reps, "reps", 0, "replicates per condition (default: the spec's)")
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these conditions")
 	f.IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
@@ -164,8 +170,10 @@ type scheduleMemo struct {
 	When     string `json:"when"`
 	Trials   int    `json:"trials"`
 	Paired   bool   `json:"paired"`
-	Webhook  string `json:"webhook"` // its host only: the URL may be a secret
-	Out      string `json:"out"`
+	Webhook  string `json:"webhook"` // a literal URL's host only: the URL may be a secret
+	// WebhookRef is a webhook given as ${VAR}, as written (expanded on the worker).
+	WebhookRef string `json:"webhook_ref,omitempty"`
+	Out        string `json:"out"`
 }
 
 func checkScheduleName(name string) error {
@@ -188,13 +196,9 @@ func scheduleCreate(ctx context.Context, opts *ScheduleOptions) error {
 	if opts.CatchupWindow < 10*time.Second {
 		return badInput(fmt.Errorf("--catchup-window %v: Temporal's minimum is 10s", opts.CatchupWindow))
 	}
-	webhookHost := ""
-	if opts.Webhook != "" {
-		u, err := parseHTTPURL(opts.Webhook)
-		if err != nil {
-			return badInput(fmt.Errorf("--webhook: %w", err))
-		}
-		webhookHost = u
+	hook, err := checkWebhook(opts.Webhook, nil)
+	if err != nil {
+		return err
 	}
 	// Planned now, as chaos run would, so a spec with mistakes is refused here.
 	s, data, plan, err := planSpec(&RunOptions{IO: opts.IO, Spec: opts.Spec, Reps: opts.Reps, Only: opts.Only, Concurrency: opts.Concurrency, AgentCommand: opts.AgentCommand})
@@ -224,7 +228,7 @@ func scheduleCreate(ctx context.Context, opts *ScheduleOptions) error {
 		Only: opts.Only, Reps: opts.Reps, Concurrency: opts.Concurrency, AgentCommand: strings.Join(opts.AgentCommand, " "),
 		OutRoot: outRoot, PairWithPrevious: opts.PairWithPrevious, Webhook: opts.Webhook,
 	}
-	memo := scheduleMemo{Spec: s.Name, SpecPath: specPath, When: when, Trials: len(plan.Trials), Paired: opts.PairWithPrevious, Webhook: webhookHost, Out: outRoot}
+	memo := scheduleMemo{Spec: s.Name, SpecPath: specPath, When: when, Trials: len(plan.Trials), Paired: opts.PairWithPrevious, Webhook: hook.host, WebhookRef: hook.ref, Out: outRoot}
 
 	c, err := connect(ctx, opts.Temporal, false, "schedule")
 	if err != nil {
@@ -257,13 +261,69 @@ func scheduleCreate(ctx context.Context, opts *ScheduleOptions) error {
 		fmt.Fprintln(opts.IO.Out, "  each run draws its own seed and is compared unpaired with the previous run (Fisher)")
 	}
 	fmt.Fprintf(opts.IO.Out, "  run folders: %s/%s/<run id>\n", outRoot, s.Name)
+	switch {
+	case hook.ref != "":
+		fmt.Fprintf(opts.IO.Out, "  webhook: %s, expanded from the worker's environment when a run regressed\n", hook.ref)
+	case hook.host != "":
+		fmt.Fprintf(opts.IO.Out, "  webhook: %s/...\n", hook.host)
+	}
 	if d, err := h.Describe(ctx); err == nil && len(d.Info.NextActionTimes) > 0 && !opts.Paused {
 		fmt.Fprintf(opts.IO.Out, "  next run: %s\n", d.Info.NextActionTimes[0].Local().Format("2006-01-02 15:04:05"))
 	}
 	if c.Embedded {
 		fmt.Fprintln(opts.IO.ErrOut, "note: no chaos server runs on this data directory; the schedule is kept and fires while chaos server runs")
 	}
+	if hook.warning != "" {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: "+hook.warning)
+	}
 	return nil
+}
+
+// webhookSetting is --webhook as the schedule keeps it, and what may be shown of it.
+type webhookSetting struct {
+	host    string // a literal URL's scheme://host
+	ref     string // the webhook as written, when it holds ${VAR}s
+	warning string // one line for stderr ("": none)
+}
+
+// checkWebhook checks --webhook. A webhook with ${VAR}s is kept as the reference and
+// expanded by the worker from its own environment when it posts: here its value, when
+// this process has the variables, must be an http(s) URL; when it has not, the worker
+// (maybe on another machine) may, so that is a warning. A literal URL must be an http(s)
+// URL, and is a warning too: it is kept in plain text. No message holds the URL or a
+// variable's value beyond the scheme and host.
+func checkWebhook(raw string, lookup func(string) (string, bool)) (webhookSetting, error) {
+	if raw == "" {
+		return webhookSetting{}, nil
+	}
+	refs := spec.SecretRefs(raw)
+	if len(refs) == 0 {
+		host, err := parseHTTPURL(raw)
+		if err != nil {
+			return webhookSetting{}, badInput(fmt.Errorf("--webhook: %w", err))
+		}
+		return webhookSetting{host: host, warning: "--webhook: the URL is kept in the schedule's Temporal history in plain text; pass it as '${VAR}' (set in the worker's environment) to keep it out"}, nil
+	}
+	h := webhookSetting{ref: raw}
+	if !strings.HasPrefix(raw, "${") {
+		// The URL is written around the references (a token in the path): check its shape.
+		probe := raw
+		for _, name := range refs {
+			probe = strings.ReplaceAll(probe, "${"+name+"}", "x")
+		}
+		if _, err := parseHTTPURL(probe); err != nil {
+			return webhookSetting{}, badInput(fmt.Errorf("--webhook %s: %w", raw, err))
+		}
+	}
+	expanded, err := spec.ExpandSecrets(raw, lookup)
+	if err != nil {
+		h.warning = fmt.Sprintf("--webhook %s: %v here; the worker expands it when it posts, so it must be set in the environment of chaos worker (or chaos server)", raw, err)
+		return h, nil
+	}
+	if _, err := parseHTTPURL(expanded); err != nil {
+		return webhookSetting{}, badInput(fmt.Errorf("--webhook %s: its value here is not an http:// or https:// URL (the value is not shown: it may be a secret)", raw))
+	}
+	return h, nil
 }
 
 // parseHTTPURL checks an http(s) URL and returns its scheme://host, for messages.
@@ -349,7 +409,10 @@ func scheduleDescribe(ctx context.Context, opts *ScheduleOptions) error {
 	} else {
 		fmt.Fprintln(out, "compare    unpaired with the previous run (a fresh seed every run; Fisher)")
 	}
-	if m.Webhook != "" {
+	switch {
+	case m.WebhookRef != "":
+		fmt.Fprintf(out, "webhook    %s (expanded from the worker's environment)\n", m.WebhookRef)
+	case m.Webhook != "":
 		fmt.Fprintf(out, "webhook    %s/...\n", m.Webhook)
 	}
 	fmt.Fprintf(out, "folders    %s/%s/<run id>\n", m.Out, m.Spec)

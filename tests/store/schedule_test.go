@@ -1,22 +1,38 @@
 package store_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/workflows"
 )
 
 // TestScheduleFindsARegression: a schedule on the embedded server runs the example every
@@ -25,6 +41,11 @@ import (
 // The first blind run is compared (paired) with the verifying run before it, the
 // regression is posted to a webhook on 127.0.0.1, marked in the run's summary, written to
 // the results database and shown by chaos show, trend and schedule describe.
+//
+// The webhook's URL is a secret: it is given as '${CHAOS_TEST_WEBHOOK}', set only in the
+// server's environment (its worker posts), so the schedule and every run's history keep
+// the reference, and the URL is in no file of the data directory, the run folders or
+// PostgreSQL.
 func TestScheduleFindsARegression(t *testing.T) {
 	pg := pgtest.Start(t)
 	results := pg.URL("results")
@@ -39,27 +60,39 @@ func TestScheduleFindsARegression(t *testing.T) {
 		"axes:\n  agent: [blind, verifying]\n", "",
 		"--style {agent}", fmt.Sprintf("--style $(cat '%s')", style))
 
+	// The secret part of the webhook's URL: unique, so finding it anywhere means the URL
+	// was written there.
+	secret := fmt.Sprintf("T0SECRET%x", time.Now().UnixNano())
+	hookPath := "/hooks/" + secret
 	posts := make(chan activities.RegressionNotice, 10)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		var n activities.RegressionNotice
-		if err := json.Unmarshal(b, &n); err != nil || r.Method != http.MethodPost {
-			t.Errorf("webhook got %s %q: %v", r.Method, b, err)
+		if err := json.Unmarshal(b, &n); err != nil || r.Method != http.MethodPost || r.URL.Path != hookPath {
+			t.Errorf("webhook got %s %s %q: %v", r.Method, r.URL.Path, b, err)
 		}
 		posts <- n
 	}))
 	defer hook.Close()
+	const hookVar = "CHAOS_TEST_WEBHOOK"
+	hookRef := "${" + hookVar + "}"
+	hookURL := hook.URL + hookPath
 
-	srv := startServer(t, env, data, "--results-db", results)
+	// Only the server (and so its worker) has the variable; chaos schedule create has not.
+	serverEnv := append(slices.Clone(env), hookVar+"="+hookURL)
+	srv := startServer(t, serverEnv, data, "--results-db", results)
 	addr := srv.waitStdout(t, regexp.MustCompile(`Temporal server: (\S+)`), time.Second)[1]
 	runs := filepath.Join(dir, "runs")
 	r := mustChaos(t, env, "schedule", "create", "nightly", spec, "--every", "5s", "--pair-with-previous",
-		"--webhook", hook.URL+"/hooks/secret", "--only", "phantom_success@update_ticket", "--reps", "6", "--concurrency", "6",
+		"--webhook", hookRef, "--only", "phantom_success@update_ticket", "--reps", "6", "--concurrency", "6",
 		"--out", runs, "--data-dir", data)
-	for _, want := range []string{"schedule nightly: every 5s", "overlap: skip", "catch-up window 1h0m0s", "compared paired"} {
+	for _, want := range []string{"schedule nightly: every 5s", "overlap: skip", "catch-up window 1h0m0s", "compared paired", "webhook: " + hookRef + ", expanded from the worker's environment"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("create says nothing of %q:\n%s", want, r.stdout)
 		}
+	}
+	if want := "warning: --webhook " + hookRef + ": the environment variable " + hookVar + " is not set here; the worker expands it when it posts"; !strings.Contains(r.stderr, want) {
+		t.Errorf("create does not warn that the worker needs %s: stderr\n%s", hookVar, r.stderr)
 	}
 	oneClearLine(t, chaos(t, env, "schedule", "create", "nightly", spec, "--every", "5s", "--data-dir", data), "there is a schedule nightly already")
 
@@ -135,20 +168,158 @@ func TestScheduleFindsARegression(t *testing.T) {
 	}
 
 	desc := mustChaos(t, env, "schedule", "describe", "nightly", "--data-dir", data).stdout
-	for _, want := range []string{"every 5s", "paused", "overlap    skip", "catch-up window 1h0m0s", "paired with the previous run", hook.URL + "/...", "REGRESSION in 1 condition(s) vs " + notice.PreviousRunID} {
+	for _, want := range []string{"every 5s", "paused", "overlap    skip", "catch-up window 1h0m0s", "paired with the previous run", "webhook    " + hookRef + " (expanded from the worker's environment)", "REGRESSION in 1 condition(s) vs " + notice.PreviousRunID} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("describe lacks %q:\n%s", want, desc)
 		}
 	}
-	if strings.Contains(desc, "secret") {
-		t.Errorf("describe shows the webhook's path:\n%s", desc)
+	if strings.Contains(desc, secret) || strings.Contains(desc, hook.URL) {
+		t.Errorf("describe shows the webhook's URL:\n%s", desc)
 	}
 	list := mustChaos(t, env, "schedule", "list", "--data-dir", data).stdout
 	if !lineWith(list, "nightly", "support-ticket", "every 5s", "paused") {
 		t.Errorf("list:\n%s", list)
 	}
 	checkScheduledHistory(t, addr, notice.RunID)
+	checkWebhookKeptAsReference(t, addr, notice.RunID, hookRef)
+	checkNotWritten(t, secret, hookRef, notice.RunID, results, data, runs)
 
 	mustChaos(t, env, "schedule", "delete", "nightly", "--data-dir", data)
 	oneClearLine(t, chaos(t, env, "schedule", "describe", "nightly", "--data-dir", data), "no schedule nightly")
+}
+
+// checkWebhookKeptAsReference reads what Temporal keeps of the webhook: the schedule's
+// action, and in the history of the scheduled run that posted runID's regression the
+// workflow's input and PostWebhook's. Each must be the reference ref.
+func checkWebhookKeptAsReference(t *testing.T, addr, runID, ref string) {
+	t.Helper()
+	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dc := converter.GetDefaultDataConverter()
+
+	d, err := c.ScheduleClient().GetHandle(ctx, workflows.ScheduleID("nightly")).Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	action, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction)
+	if !ok || len(action.Args) != 1 {
+		t.Fatalf("the schedule's action is %#v", d.Schedule.Action)
+	}
+	var scheduled workflows.ScheduledRunInput
+	if p, ok := action.Args[0].(*commonpb.Payload); !ok || dc.FromPayload(p, &scheduled) != nil {
+		t.Fatalf("the schedule's action argument %#v", action.Args[0])
+	}
+	if scheduled.Webhook != ref {
+		t.Errorf("the schedule keeps the webhook %q, want the reference %q", scheduled.Webhook, ref)
+	}
+
+	list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = 'ScheduledRunWorkflow' AND ExecutionStatus = 'Completed'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started, posted []string
+	for _, e := range list.Executions {
+		var res workflows.ScheduledRunResult
+		if c.GetWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId).Get(ctx, &res) != nil || res.RunID != runID {
+			continue
+		}
+		if res.Note != "" && strings.Contains(res.Note, "webhook") {
+			t.Errorf("run %s: %s", runID, res.Note)
+		}
+		it := c.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+				var in workflows.ScheduledRunInput
+				if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
+					t.Fatal(err)
+				}
+				started = append(started, in.Webhook)
+			}
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "PostWebhook" {
+				var in activities.WebhookInput
+				if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
+					t.Fatal(err)
+				}
+				posted = append(posted, in.URL)
+			}
+		}
+	}
+	if len(started) != 1 || started[0] != ref || len(posted) != 1 || posted[0] != ref {
+		t.Errorf("run %s's history keeps the webhook as %q (workflow input) and %q (PostWebhook input), want the reference %q in each", runID, started, posted, ref)
+	}
+}
+
+// checkNotWritten looks for secret, byte for byte, in every file under dirs and in the
+// files of the PostgreSQL cluster that holds the results database. So that a miss means
+// something, each place must hold a string that is known to be written there: ref (the
+// webhook as the schedule keeps it) under the first of dirs, the Temporal database, and
+// runID in the cluster.
+func checkNotWritten(t *testing.T, secret, ref, runID, resultsURL string, dirs ...string) {
+	t.Helper()
+	var pgData string
+	query(t, resultsURL, "SHOW data_directory", &pgData)
+	// Written to the table files too, not only the WAL.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, resultsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "CHECKPOINT")
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func(root string, known string) {
+		t.Helper()
+		files, sawKnown := 0, false
+		err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // a file PostgreSQL removed meanwhile
+				}
+				return err
+			}
+			if !e.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			files++
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the webhook's URL", path)
+			}
+			sawKnown = sawKnown || (known != "" && bytes.Contains(b, []byte(known)))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("look through %s: %v", root, err)
+		}
+		if files == 0 || (known != "" && !sawKnown) {
+			t.Errorf("%s: %d files, none holding %q: the search would not see the URL either", root, files, known)
+		}
+	}
+	for i, dir := range dirs {
+		known := ""
+		if i == 0 {
+			known = ref
+		}
+		scan(dir, known)
+	}
+	scan(pgData, runID)
 }
