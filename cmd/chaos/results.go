@@ -48,3 +48,20 @@ func openResults(ctx context.Context, f ResultsFlags) (*store.Store, error) {
 	}
 	return s, nil
 }
+
+// checkResultsOnTemporal refuses --results-db and --results-calls on a chaos run that
+// --temporal sends to a cluster: its workers copy runs with their own setting, and
+// passing the URL along in the workflow's input would write its password into Temporal's
+// history. $CHAOS_DATABASE_URL alone is no mistake (it is there for chaos runs and show):
+// such a run does not use it.
+func checkResultsOnTemporal(cmd *cobra.Command, f TemporalFlags) error {
+	if f.Address == "" {
+		return nil
+	}
+	for _, name := range []string{"results-db", "results-calls"} {
+		if cmd.Flags().Changed(name) {
+			return badInput(fmt.Errorf("--%s: with --temporal the results database is set on the worker (chaos server --results-db, chaos worker --results-db), not on chaos run --temporal; leave out --%s", name, name))
+		}
+	}
+	return nil
+}

@@ -67,6 +67,9 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 				return badInput(fmt.Errorf("give one spec file (got %d arguments before --)", len(args)))
 			}
 			opts.Spec = args[0]
+			if err := checkResultsOnTemporal(cmd, opts.Temporal); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
