@@ -59,12 +59,18 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 
 	// Files, not pipes: Wait then returns when the shell exits, even if a background
 	// child still holds them open, and nothing is buffered in memory.
+	// Under `chaos reap` (Linux) nothing the agent starts outlives it, not even when the
+	// worker is killed: the reaper inherits the agent's orphans and kills them.
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
+	cmd.SysProcAttr = groupAttr()
+	if bin := a.reaper(); bin != "" {
+		cmd = exec.Command(bin, "reap", "--", "sh", "-c", in.Hub.Command)
+		cmd.SysProcAttr = reaperAttr()
+	}
 	cmd.Dir = in.Workspace.Dir
 	cmd.Env = agentEnv(s.Agent.Env, in)
 	cmd.Stdin = nil // /dev/null: the agent is not interactive
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = groupAttr()
 
 	log := a.logger().With("trial", in.Trial.Trial.ID)
 	start := time.Now()

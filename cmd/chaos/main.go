@@ -9,11 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/crashwall/chaos/activities"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// This executable is chaos: its workers may run agents under `chaos reap`.
+	activities.ExecutableIsChaos = true
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(os.Args[1:])

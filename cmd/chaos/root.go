@@ -97,6 +97,7 @@ whether the world ended right and whether the agent claimed success.`,
 		NewCmdProxy(ios),
 		NewCmdAgent(ios),
 		NewCmdVersion(ios),
+		newCmdReap(),
 	)
 	usageErrors(root)
 	return root

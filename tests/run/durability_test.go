@@ -1,13 +1,14 @@
 package run_test
 
 import (
-	"github.com/crashwall/chaos/spec"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // TestDurability kills the only worker (SIGKILL) while it runs trials and starts another:
@@ -28,8 +29,13 @@ func TestDurability(t *testing.T) {
 	conds = conds[:max(1, 6/len(cells))]
 	ids := trialIDs(cells, conds)
 	// An agent that takes a while, so the worker dies while agents run. $0 and $1 are the
-	// filled-in (shell-quoted) {wall} and {spec}.
-	agent := `sh -c 'sleep 2; exec ` + spec.ShellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
+	// filled-in (shell-quoted) {wall} and {spec}. It leaves two marked sleeps behind, one
+	// in a session of its own: the killed worker's agents must not outlive it.
+	secs := fmt.Sprintf("300.%d", time.Now().UnixNano()%1_000_000_000)
+	mark := "sleep " + secs
+	// (The sleeps take their time from a variable, so that the marker is found in their
+	// command lines and not in chaos run's.)
+	agent := `s=` + secs + `; sleep $s & setsid sleep $s & sh -c 'sleep 2; exec ` + spec.ShellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
 	runProc := startChaos(t, env, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
 
@@ -39,13 +45,30 @@ func TestDurability(t *testing.T) {
 		running, _ = filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
 		return len(running) > 0
 	})
+	// The scan must see them while they run, or finding none after would prove nothing.
+	waitFor(t, time.Minute, "worker A's agents to start their marked sleeps", func() bool {
+		return len(processes(mark)) >= 2
+	})
 	workerA.kill()
 	killed := time.Now()
 	t.Logf("killed worker A while %d trial(s) ran: %v", len(running), running)
+	// Worker A's agents, and all they started, go with it (chaos reap), before worker B
+	// starts any agent of its own.
+	var left []string
+	deadline := time.Now().Add(10 * time.Second)
+	for left = processes(mark); len(left) > 0 && time.Now().Before(deadline); left = processes(mark) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes of the killed worker's trials outlived it:\n%s", strings.Join(left, "\n"))
+	}
 	startWorker(t, env, srv.addr)
 
 	if code := runProc.wait(t, runTimeout); code != 0 {
 		t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, runProc.stdout, runProc.stderr)
+	}
+	if left := processes(mark); len(left) > 0 {
+		t.Errorf("processes of the trials outlived the run:\n%s", strings.Join(left, "\n"))
 	}
 	results := readVerdicts(t, out, ids)
 	if dirs := trialFolders(t, out); len(dirs) != len(ids) {

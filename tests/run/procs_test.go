@@ -32,13 +32,14 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		ids = trialIDs(exampleCells(t), conds)
 	}
 
-	// marked returns the marker and an agent command whose processes all carry it: two
-	// background sleeps, the reference agent, and then, when block is set, a sleep in
+	// marked returns the marker and an agent command whose processes all carry it: three
+	// background sleeps (one in a session of its own, out of the agent's process group,
+	// as a daemon would be), the reference agent, and then, when block is set, a sleep in
 	// the foreground, so the trial runs until it is stopped.
 	marked := func(t *testing.T, block bool) (mark, agent string) {
 		secs := fmt.Sprintf("300.%d", time.Now().UnixNano()%1_000_000_000)
 		mark = "sleep " + secs
-		agent = fmt.Sprintf("export CHAOS_TEST_MARK=%q; sleep %s & sleep %s & %s", t.Name(), secs, secs, blindAgent())
+		agent = fmt.Sprintf("export CHAOS_TEST_MARK=%q; sleep %s & sleep %s & setsid sleep %s & %s", t.Name(), secs, secs, secs, blindAgent())
 		if block {
 			agent += "; exec sleep " + secs
 		}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package activities
+
+import (
+	"os"
+	"syscall"
+)
+
+// reaping says whether RunAgent starts the agent under `chaos reap`: only Linux has
+// child subreapers and parent-death signals.
+const reaping = false
+
+func reaperAttr() *syscall.SysProcAttr { return groupAttr() }
+
+// Reap runs nothing where reaping is not supported.
+func Reap(argv []string) int {
+	os.Stderr.WriteString("chaos reap: supported on Linux only\n")
+	return 2
+}
