@@ -54,14 +54,30 @@ func openResults(ctx context.Context, f ResultsFlags) (*store.Store, error) {
 // passing the URL along in the workflow's input would write its password into Temporal's
 // history. $CHAOS_DATABASE_URL alone is no mistake (it is there for chaos runs and show):
 // such a run does not use it.
+//
+// The same holds for a chaos server found running on the data directory, which chaos run
+// submits to as it would to --temporal: its worker copies the run, with the server's
+// setting.
 func checkResultsOnTemporal(cmd *cobra.Command, f TemporalFlags) error {
-	if f.Address == "" {
-		return nil
-	}
+	given := ""
 	for _, name := range []string{"results-db", "results-calls"} {
 		if cmd.Flags().Changed(name) {
-			return badInput(fmt.Errorf("--%s: with --temporal the results database is set on the worker (chaos server --results-db, chaos worker --results-db), not on chaos run --temporal; leave out --%s", name, name))
+			given = name
+			break
 		}
+	}
+	if given == "" {
+		return nil
+	}
+	if f.Address != "" {
+		return badInput(fmt.Errorf("--%s: with --temporal the results database is set on the worker (chaos server --results-db, chaos worker --results-db), not on chaos run --temporal; leave out --%s", given, given))
+	}
+	dir, err := dataDir(f)
+	if err != nil {
+		return nil // connect says what is wrong with the data directory
+	}
+	if a, ok := runningServer(dir); ok {
+		return badInput(fmt.Errorf("--%s: a chaos server is running on %s (pid %d) and this run goes to it; its worker copies runs with its own setting: give --%s to chaos server, or stop it so that chaos run starts its own with --%s", given, dir, a.PID, given, given))
 	}
 	return nil
 }

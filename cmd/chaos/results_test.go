@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -51,6 +52,21 @@ func TestRunOnTemporalRefusesResultsFlags(t *testing.T) {
 		t.Setenv(store.EnvURL, dbURL)
 		if out, err := execute("--temporal", "127.0.0.1:7233"); err != nil {
 			t.Errorf("error %v (exit %d), want none: %s is not a flag given to chaos run\n%s", err, ExitCode(err), store.EnvURL, out)
+		}
+	})
+	t.Run("a chaos server running on the data directory", func(t *testing.T) {
+		// This test process stands in for the server: server.json names a live pid.
+		dir := t.TempDir()
+		if err := writeServerFile(dir, serverAddrs{Frontend: "127.0.0.1:7233", PID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
+		root.SetArgs([]string{"run", exampleSpec, "--dry-run", "--data-dir", dir, "--results-db", dbURL})
+		err := root.Execute()
+		if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "a chaos server is running on "+dir) ||
+			!strings.Contains(err.Error(), "give --results-db to chaos server") || strings.Contains(err.Error(), "hunter2") {
+			t.Fatalf("error %v (exit %d), want exit 1 naming the running server and where the setting goes, without the password", err, ExitCode(err))
 		}
 	})
 	t.Run("without --temporal", func(t *testing.T) {
