@@ -57,8 +57,6 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	}
 	defer stderr.Close()
 
-	// Files, not pipes: Wait then returns when the shell exits, even if a background
-	// child still holds them open, and nothing is buffered in memory.
 	// Under `chaos reap` (Linux) nothing the agent starts outlives it, not even when the
 	// worker is killed: the reaper inherits the agent's orphans and kills them.
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
@@ -68,8 +66,15 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 		cmd.SysProcAttr = reaperAttr()
 	}
 	cmd.Dir = in.Workspace.Dir
-	cmd.Env = agentEnv(s.Agent.Env, in)
+	// agent.env's ${VAR}s come from this worker's environment, and nowhere else.
+	specEnv, err := s.Agent.ExpandEnv(nil)
+	if err != nil {
+		return run.AgentResult{Error: err.Error() + " on this worker"}, nil
+	}
+	cmd.Env = agentEnv(specEnv, in)
 	cmd.Stdin = nil // /dev/null: the agent is not interactive
+	// Files, not pipes: Wait then returns when the shell exits, even if a background
+	// child still holds them open, and nothing is buffered in memory.
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
 	log := a.logger().With("trial", in.Trial.Trial.ID)
@@ -133,7 +138,7 @@ func stopGroup(pgid int, done <-chan error) {
 	}
 }
 
-// agentEnv is the worker's environment, the spec's agent.env, and the trial's own
+// agentEnv is the worker's environment, the spec's agent.env (expanded), and the trial's own
 // variables (CHAOS_TRIAL_ID, CHAOS_WALL_URL, CHAOS_AXIS_<NAME>), later ones winning.
 func agentEnv(specEnv map[string]string, in run.AgentInput) []string {
 	env := os.Environ()

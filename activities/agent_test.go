@@ -94,7 +94,9 @@ func TestRunAgentCancelKillsTheGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
-	in := agentInput(t, exampleYAML(t), `echo $$ > pgid; sleep 300 & sleep 300`)
+	// The shell writes its process group (field 5 of its stat): under chaos reap the
+	// reaper leads the group, not the shell.
+	in := agentInput(t, exampleYAML(t), `cut -d' ' -f5 /proc/$$/stat > pgid; sleep 300 & sleep 300`)
 
 	type outcome struct {
 		res run.AgentResult
@@ -184,6 +186,33 @@ func TestRunAgentOutputAndEnvironment(t *testing.T) {
 	want := wantDir + "\nhello " + in.Trial.Trial.ID + " http://127.0.0.1:9 large\n"
 	if string(stdout) != want || string(stderr) != "oops\n" {
 		t.Errorf("stdout %q, stderr %q; want %q, \"oops\\n\"", stdout, stderr, want)
+	}
+}
+
+// TestRunAgentEnvSecrets: agent.env's ${VAR}s are filled in from the worker's
+// environment where the agent starts, so the spec (and so the workflow's input) holds the
+// reference only; a variable the worker lacks is a start failure naming it.
+func TestRunAgentEnvSecrets(t *testing.T) {
+	const secret = "sk-test-4f1c9a"
+	t.Setenv("CHAOS_TEST_KEY", secret)
+	a, env := newActivities(t)
+	in := agentInput(t, exampleYAML(t, "  timeout: 60s\n", "  timeout: 60s\n  env: {API_KEY: 'Bearer ${CHAOS_TEST_KEY}'}\n"), `echo "$API_KEY"`)
+	if spec := string(in.Trial.Spec.YAML); strings.Contains(spec, secret) || !strings.Contains(spec, "${CHAOS_TEST_KEY}") {
+		t.Fatalf("the trial's spec should hold the reference, not the value:\n%s", spec)
+	}
+	res := must[run.AgentResult](t, env, a.RunAgent, in)
+	stdout, _ := os.ReadFile(filepath.Join(in.Workspace.TrialDir, "stdout"))
+	if res.Error != "" || string(stdout) != "Bearer "+secret+"\n" {
+		t.Errorf("result %+v, stdout %q; want the agent to see \"Bearer %s\"", res, stdout, secret)
+	}
+
+	in = agentInput(t, exampleYAML(t, "  timeout: 60s\n", "  timeout: 60s\n  env: {API_KEY: '${CHAOS_TEST_UNSET_KEY}'}\n"), `echo started`)
+	res = must[run.AgentResult](t, env, a.RunAgent, in)
+	if want := "agent.env API_KEY: the environment variable CHAOS_TEST_UNSET_KEY is not set on this worker"; res.Error != want {
+		t.Errorf("error %q, want %q", res.Error, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(in.Workspace.TrialDir, "stdout")); len(b) != 0 {
+		t.Errorf("the agent started without its variable: stdout %q", b)
 	}
 }
 

@@ -8,6 +8,8 @@ package spec
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"time"
 )
 
@@ -97,6 +99,31 @@ type Agent struct {
 	Timeout Duration          `json:"timeout,omitempty"`
 	// Profile names how the closing message is read: generic, claude-code, codex, goose, scripted.
 	Profile string `json:"profile,omitempty"`
+}
+
+// ExpandEnv is agent.env with the ${VAR}s of its values replaced from lookup
+// (os.LookupEnv when nil): an API key is written `OPENAI_API_KEY: ${OPENAI_API_KEY}` and
+// stays out of the spec, its copies and Temporal's history; only the process that starts
+// the agent reads it. A variable that is not set is an error naming the key and the
+// variable, never an empty value.
+func (a Agent) ExpandEnv(lookup func(string) (string, bool)) (map[string]string, error) {
+	if len(a.Env) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(a.Env))
+	keys := make([]string, 0, len(a.Env))
+	for k := range a.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := ExpandSecrets(a.Env[k], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("agent.env %s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // Tool is one simulated tool.

@@ -161,6 +161,9 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 			return nil, nil, nil, badInput(fmt.Errorf("%s: %w", opts.Spec, err))
 		}
 	}
+	if _, err := s.Agent.ExpandEnv(nil); err != nil {
+		return nil, nil, nil, badInput(fmt.Errorf("%s: %w", opts.Spec, err))
+	}
 	p, err := spec.NewPlan(s, ids, opts.Reps, opts.Concurrency)
 	if err != nil {
 		return nil, nil, nil, badInput(err)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunChecksAgentEnv: agent.env's ${VAR}s are filled in where the agent starts; an
+// unset one is caught when the run is planned (exit 1, naming the key and the variable),
+// and a set one passes without its value being printed.
+func TestRunChecksAgentEnv(t *testing.T) {
+	b, err := os.ReadFile(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "  timeout: 60s\n", "  timeout: 60s\n  env: {OPENAI_API_KEY: '${CHAOS_TEST_AGENT_KEY}'}\n", 1)
+	if text == string(b) {
+		t.Fatal("the example has no agent timeout line to add env after")
+	}
+	path := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	execute := func() (string, error) {
+		var out bytes.Buffer
+		root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
+		root.SetArgs([]string{"run", path, "--dry-run", "--data-dir", t.TempDir()})
+		err := root.Execute()
+		return out.String(), err
+	}
+
+	t.Setenv("CHAOS_TEST_AGENT_KEY", "") // restored after the test
+	os.Unsetenv("CHAOS_TEST_AGENT_KEY")
+	_, err = execute()
+	if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "agent.env OPENAI_API_KEY: the environment variable CHAOS_TEST_AGENT_KEY is not set") {
+		t.Errorf("error %v (exit %d), want exit 1 naming agent.env OPENAI_API_KEY and CHAOS_TEST_AGENT_KEY", err, ExitCode(err))
+	}
+
+	t.Setenv("CHAOS_TEST_AGENT_KEY", "sk-test-77c2")
+	out, err := execute()
+	if err != nil {
+		t.Fatalf("with the variable set: error %v\n%s", err, out)
+	}
+	if strings.Contains(out, "sk-test-77c2") {
+		t.Errorf("the plan printed the variable's value:\n%s", out)
+	}
+}
