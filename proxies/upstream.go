@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -45,7 +46,7 @@ type UpstreamConfig struct {
 // fabricated one, and remembers the replies it saw so that a fabricated success or a stale
 // read looks like the real thing.
 //
-//	Hub.Call ──Perform──> Upstream ──MCP (stdio | streamable HTTP)──> real server
+//	Hub.Call ──Perform──> Upstream ──MCP (stdio | streamable HTTP | HTTP+SSE)──> real server
 //	         ──Skip─────> Upstream.Fabricate (a success seen earlier; nothing is sent)
 type Upstream struct {
 	spec        *spec.Spec
@@ -165,7 +166,7 @@ func Discover(ctx context.Context, s *spec.Spec, cfg UpstreamConfig) (*spec.Spec
 	return u.Spec(), u.Classifications(), nil
 }
 
-// connect starts (stdio) or reaches (HTTP) one server and lists its tools.
+// connect starts (stdio) or reaches (streamable HTTP, SSE) one server and lists its tools.
 func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, timeout time.Duration) (*upstreamConn, error) {
 	c := &upstreamConn{server: e.server, stderr: &tailWriter{max: 2048}}
 	var t mcp.Transport
@@ -182,8 +183,12 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 		cmd.Stderr = c.stderr
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
-		hc := &http.Client{Transport: headersTransport{headers: e.headers}}
-		t = &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+		hc := &http.Client{Transport: headersTransport{headers: e.headers, host: hostOf(e.url)}}
+		if e.server.SSE() {
+			t = &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: e.url, HTTPClient: hc}}
+		} else {
+			t = &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -222,8 +227,13 @@ func (u *Upstream) connectError(s spec.Server, c *upstreamConn, what string, err
 	if tail := c.stderr.String(); tail != "" {
 		msg += "; it printed: " + tail
 	}
-	if !s.Stdio() && strings.Contains(why, "405") {
-		msg += " (an SSE-only server needs a bridge: see docs/upstream.md)"
+	switch {
+	case s.Stdio():
+	case !s.SSE() && (strings.Contains(why, "405") || strings.Contains(why, "Method Not Allowed") || strings.Contains(why, "Not Found") ||
+		strings.HasSuffix(strings.TrimRight(displayURL(s.URL), "/"), "/sse")):
+		msg += " (if the server speaks only the older HTTP+SSE transport, set transport: sse; see docs/upstream.md)"
+	case s.SSE() && (strings.Contains(why, "failed to connect") || strings.Contains(why, "missing endpoint")):
+		msg += " (with transport: sse the url must be the server's SSE endpoint, which answers GET with an event stream; for a streamable HTTP server leave transport out)"
 	}
 	return errors.New(u.red.redact(msg))
 }
@@ -551,15 +561,71 @@ func (u *Upstream) Close() error {
 	return nil
 }
 
-// headersTransport adds a remote server's headers to every request.
-type headersTransport struct{ headers map[string]string }
+// headersTransport adds a remote server's headers to every request to the spec URL's
+// host. An SSE server names the endpoint its messages go to, and a server may redirect;
+// the headers (credentials, often) do not follow to another host, as net/http keeps
+// Authorization from a redirect to another host.
+type headersTransport struct {
+	headers map[string]string
+	host    string
+}
 
 func (t headersTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.host != "" && !strings.EqualFold(r.URL.Host, t.host) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// hostOf is a URL's host and port as written ("" when it cannot be parsed).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// sseTransport reaches a server over the older HTTP+SSE transport. The SDK's SSE client
+// holds its event stream open with the context Connect is given, and connect cancels
+// that one when the handshake is done: the stream gets a context of its own, which the
+// connect context ends only until Connect returns, and which closing the connection ends.
+type sseTransport struct{ inner *mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(life)
+	if !stop() {
+		// ctx ended while connecting: the stream, if there is one, is gone with it.
+		if conn != nil {
+			conn.Close()
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &sseConn{Connection: conn, cancel: cancel}, nil
+}
+
+// sseConn is an SSE connection that ends its stream's context when it closes.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }
 
 // tailWriter keeps the last max bytes written to it (a server's stderr, for messages).

@@ -127,6 +127,9 @@ func describeServer(s spec.Server) string {
 		}
 		return fmt.Sprintf("server %q (%s)", s.Name, cmd)
 	}
+	if s.SSE() {
+		return fmt.Sprintf("server %q (%s over SSE)", s.Name, displayURL(s.URL))
+	}
 	return fmt.Sprintf("server %q (%s)", s.Name, displayURL(s.URL))
 }
 
@@ -181,12 +184,20 @@ func SplitCommand(line string) ([]string, error) {
 	return words, nil
 }
 
+// SSEPrefix marks a URL given on a command line as a server that speaks the older
+// HTTP+SSE transport: sse+https://host/sse (in a spec: url and transport: sse).
+const SSEPrefix = "sse+"
+
 // ServerFromCommand reads a server given on a command line ("NAME=value ... cmd args", as
-// `chaos record --server` takes it, or an http(s) URL) into a spec server named name:
-// leading NAME=value words become its environment.
+// `chaos record --server` takes it, an http(s) URL of a streamable HTTP server, or
+// sse+http(s)://... for one that speaks SSE) into a spec server named name: leading
+// NAME=value words become its environment.
 func ServerFromCommand(name, line string) (spec.Server, error) {
 	line = strings.TrimSpace(line)
-	if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+	if IsServerURL(line) {
+		if rest, ok := strings.CutPrefix(line, SSEPrefix); ok {
+			return spec.Server{Name: name, URL: rest, Transport: spec.TransportSSE}, nil
+		}
 		return spec.Server{Name: name, URL: line}, nil
 	}
 	words, err := SplitCommand(line)
@@ -212,6 +223,13 @@ func ServerFromCommand(name, line string) (spec.Server, error) {
 	return s, nil
 }
 
+// IsServerURL says whether a server given on a command line is a URL (http://, https://,
+// sse+http://, sse+https://) rather than a command.
+func IsServerURL(line string) bool {
+	line = strings.TrimPrefix(strings.TrimSpace(line), SSEPrefix)
+	return strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://")
+}
+
 // MCPConfig is the servers as an MCP client configuration (the form Claude Code's
 // .mcp.json takes), with {sandbox} filled in and the ${VAR}s left as they are written, so
 // that a checker reads the system the way the agent would and no secret is written. A
@@ -228,7 +246,11 @@ func MCPConfig(servers []spec.Server, sandbox string) string {
 	cfg := map[string]map[string]entry{"mcpServers": {}}
 	for _, s := range servers {
 		if !s.Stdio() {
-			cfg["mcpServers"][s.Name] = entry{Type: "http", URL: s.URL, Headers: s.Headers}
+			typ := "http"
+			if s.SSE() {
+				typ = "sse"
+			}
+			cfg["mcpServers"][s.Name] = entry{Type: typ, URL: s.URL, Headers: s.Headers}
 			continue
 		}
 		e := entry{Type: "stdio", Command: spec.FillSandbox(s.Command, sandbox)}

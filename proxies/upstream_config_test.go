@@ -44,6 +44,12 @@ func TestServerFromCommand(t *testing.T) {
 	if s, _ := ServerFromCommand("crm", "https://crm.example.com/mcp"); s.URL != "https://crm.example.com/mcp" || s.Stdio() {
 		t.Errorf("url server %+v", s)
 	}
+	if s, _ := ServerFromCommand("legacy", "sse+https://legacy.example.com/sse"); s.URL != "https://legacy.example.com/sse" || !s.SSE() {
+		t.Errorf("sse server %+v", s)
+	}
+	if s, _ := ServerFromCommand("crm", "https://crm.example.com/mcp"); s.SSE() || s.Transport != "" {
+		t.Errorf("a plain URL is streamable HTTP: %+v", s)
+	}
 	if _, err := ServerFromCommand("x", "A=b"); err == nil {
 		t.Error("a server with only an environment was accepted")
 	}
@@ -102,5 +108,18 @@ func TestRedact(t *testing.T) {
 	}
 	if e.url != "https://h/mcp?key=kkkk1234" || e.headers["Authorization"] != "Bearer tttt5678" {
 		t.Errorf("resolve %+v", e)
+	}
+}
+
+func TestMCPConfigTypes(t *testing.T) {
+	got := MCPConfig([]spec.Server{
+		{Name: "m", Command: "node", Args: []string{"s.js", "{sandbox}/d"}},
+		{Name: "crm", URL: "https://crm.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${T}"}},
+		{Name: "legacy", URL: "https://legacy.example.com/sse", Transport: spec.TransportSSE},
+	}, "/tmp/s1")
+	want := `{"mcpServers":{"crm":{"type":"http","url":"https://crm.example.com/mcp","headers":{"Authorization":"Bearer ${T}"}},` +
+		`"legacy":{"type":"sse","url":"https://legacy.example.com/sse"},"m":{"type":"stdio","command":"node","args":["s.js","/tmp/s1/d"]}}}`
+	if got != want {
+		t.Errorf("MCPConfig =\n%s\nwant\n%s", got, want)
 	}
 }

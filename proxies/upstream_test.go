@@ -33,7 +33,11 @@ type notesServer struct {
 
 func boolPtr(b bool) *bool { return &b }
 
-func startNotes(tb testing.TB) *notesServer {
+func startNotes(tb testing.TB) *notesServer { return startNotesOver(tb, false) }
+
+// startNotesOver is startNotes, over the older HTTP+SSE transport when sse (its URL is
+// then the SSE endpoint, and messages go to the URL the stream's first event names).
+func startNotesOver(tb testing.TB, sse bool) *notesServer {
 	tb.Helper()
 	n := &notesServer{notes: map[string]string{}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
@@ -79,7 +83,10 @@ func startNotes(tb testing.TB) *notesServer {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	if sse {
+		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.mu.Lock()
 		n.auth = append(n.auth, r.Header.Get("Authorization"))

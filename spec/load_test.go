@@ -287,6 +287,8 @@ func TestParseProblems(t *testing.T) {
 			[]string{`spec.yaml:13: unknown key "response" in tool "list" (did you mean reply?)`}},
 		{"unknown key in agent", edit(`{command: "run {task}"}`, `{command: "run {task}", timout: 5s}`),
 			[]string{`spec.yaml:3: unknown key "timout" in agent (did you mean timeout?)`}},
+		{"unknown server transport", base + "servers:\n  - {name: crm, url: \"https://h/sse\", transport: SSE}\n",
+			[]string{`spec.yaml:14: server "crm": unknown transport "SSE" (did you mean sse?)`}},
 		{"key given twice", base + "name: u\n",
 			[]string{`spec.yaml:13: key "name" given twice (first at line 1)`}},
 

@@ -13,9 +13,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Server is a real MCP server behind the wall: a stdio command or a remote streamable
-// HTTP URL. Its tools are found when the run is planned (proxies.Discover) and served
-// besides the spec's simulated tools.
+// Server is a real MCP server behind the wall: a stdio command or a remote URL, reached
+// over streamable HTTP or (Transport "sse") the older HTTP+SSE transport. Its tools are
+// found when the run is planned (proxies.Discover) and served besides the spec's
+// simulated tools.
 //
 // Secrets are written as ${VAR} in Env and Headers (and in the URL's query) and expanded
 // only where the server is reached, so the spec, the plan, the record and the process
@@ -27,7 +28,10 @@ type Server struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
+	// Transport is how a URL is reached: TransportStreamableHTTP ("" says the same) or
+	// TransportSSE.
+	Transport string            `json:"transport,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
 	// Tools says what the spec knows of the server's tools, by the server's own tool name:
 	// an effect that overrides the one read from annotations and names, and a real reply.
 	Tools map[string]ServerTool `json:"tools,omitempty"`
@@ -45,8 +49,23 @@ type ServerTool struct {
 	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
+// The transports a remote server may speak (servers[].transport).
+const (
+	// TransportStreamableHTTP is MCP's streamable HTTP, the default for a url.
+	TransportStreamableHTTP = "streamable-http"
+	// TransportSSE is the older HTTP+SSE transport: a GET that opens an event stream
+	// whose first event names the endpoint the client POSTs its messages to.
+	TransportSSE = "sse"
+)
+
+// Transports are the values servers[].transport takes.
+var Transports = []string{TransportStreamableHTTP, TransportSSE}
+
 // Stdio says whether the server is a command (else a URL).
 func (s Server) Stdio() bool { return s.Command != "" }
+
+// SSE says whether the server is a URL reached over the older HTTP+SSE transport.
+func (s Server) SSE() bool { return !s.Stdio() && s.Transport == TransportSSE }
 
 // ServerByName returns the server with that name, or false.
 func (s *Spec) ServerByName(name string) (Server, bool) {
@@ -154,7 +173,7 @@ func SecretRefs(v string) []string {
 }
 
 var (
-	serverKeys     = []string{"name", "command", "args", "env", "url", "headers", "tools"}
+	serverKeys     = []string{"name", "command", "args", "env", "url", "transport", "headers", "tools"}
 	serverToolKeys = []string{"effect", "reply", "structured"}
 	probeKeys      = []string{"mcp", "command", "timeout"}
 	mcpProbeKeys   = append([]string{"server", "tool", "args", "path"}, stateOps...)
@@ -170,19 +189,21 @@ func (d *decoder) servers(n *yaml.Node) []Server {
 		if name := peek(item, "name"); name != "" {
 			where = fmt.Sprintf("server %q", name)
 		}
-		f := d.fields(item, where, serverKeys, map[string]string{"environment": "env", "endpoint": "url", "cmd": "command"})
+		// "type" is what an MCP client configuration (Claude Code's .mcp.json) calls it.
+		f := d.fields(item, where, serverKeys, map[string]string{"environment": "env", "endpoint": "url", "cmd": "command", "type": "transport"})
 		if item.Kind != yaml.MappingNode {
 			continue
 		}
 		s := Server{
-			Name:    d.text(f["name"], where+": name"),
-			Command: d.text(f["command"], where+": command"),
-			Args:    d.texts(f["args"], where+": args", false),
-			Env:     d.textMap(f["env"], where+": env"),
-			URL:     d.text(f["url"], where+": url"),
-			Headers: d.textMap(f["headers"], where+": headers"),
-			Tools:   d.serverTools(f["tools"], where),
-			Line:    item.Line,
+			Name:      d.text(f["name"], where+": name"),
+			Command:   d.text(f["command"], where+": command"),
+			Args:      d.texts(f["args"], where+": args", false),
+			Env:       d.textMap(f["env"], where+": env"),
+			URL:       d.text(f["url"], where+": url"),
+			Transport: d.text(f["transport"], where+": transport"),
+			Headers:   d.textMap(f["headers"], where+": headers"),
+			Tools:     d.serverTools(f["tools"], where),
+			Line:      item.Line,
 		}
 		switch {
 		case s.Name == "":
@@ -198,7 +219,7 @@ func (d *decoder) servers(n *yaml.Node) []Server {
 		first[s.Name] = item.Line
 		switch {
 		case s.Command == "" && s.URL == "":
-			d.errorf(item, "%s needs command (a stdio server) or url (a streamable HTTP server)", where)
+			d.errorf(item, "%s needs command (a stdio server) or url (a remote server)", where)
 		case s.Command != "" && s.URL != "":
 			d.errorf(f["url"], "%s has both command and url; give one", where)
 		case s.URL != "":
@@ -206,9 +227,13 @@ func (d *decoder) servers(n *yaml.Node) []Server {
 			if f["args"] != nil || f["env"] != nil {
 				d.errorf(d.keyOf(f["args"]), "%s: args and env go with command, not url", where)
 			}
+			d.checkTransport(f["transport"], where, s.Transport)
 		default:
 			if f["headers"] != nil {
 				d.errorf(d.keyOf(f["headers"]), "%s: headers go with url, not command", where)
+			}
+			if f["transport"] != nil {
+				d.errorf(d.keyOf(f["transport"]), "%s: transport goes with url, not command (a command is a stdio server)", where)
 			}
 		}
 		// A secret on the command line shows in the process list: it belongs in env.
@@ -223,12 +248,30 @@ func (d *decoder) servers(n *yaml.Node) []Server {
 	return out
 }
 
+// checkTransport reports a transport other than streamable-http and sse. MCP client
+// configurations call streamable HTTP "http"; that gets its own suggestion.
+func (d *decoder) checkTransport(n *yaml.Node, where, t string) {
+	if t == "" || slices.Contains(Transports, t) {
+		return
+	}
+	hint := suggest(t, Transports)
+	switch strings.ToLower(t) {
+	case "http", "https", "streamable", "streamablehttp", "streamable_http", "streamable http":
+		hint = " (did you mean " + TransportStreamableHTTP + "?)"
+	}
+	d.errorf(n, "%s: unknown transport %q%s", where, t, hint)
+}
+
 func (d *decoder) checkServerURL(n *yaml.Node, where, raw string) {
 	// ${VAR}s may stand anywhere (a token in the query); check the URL with them filled in.
 	probe := envRef.ReplaceAllString(raw, "x")
 	u, err := url.Parse(probe)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "%s: url must be an http(s) URL of a streamable HTTP MCP endpoint, got %q", where, displayServerURL(raw))
+	switch {
+	case err == nil && strings.HasPrefix(u.Scheme, "sse+") && u.Host != "":
+		// The form chaos record --server takes; a spec says it with transport.
+		d.errorf(n, "%s: url must be an http(s) URL; for a server that speaks SSE write %q and transport: sse", where, displayServerURL(strings.TrimPrefix(raw, "sse+")))
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		d.errorf(n, "%s: url must be an http(s) URL of an MCP endpoint, got %q", where, displayServerURL(raw))
 	}
 	if u != nil && u.User != nil {
 		d.errorf(n, "%s: url must not hold credentials; pass them in headers as ${VAR}", where)

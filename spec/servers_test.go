@@ -25,6 +25,11 @@ func TestLoadServersAndProbes(t *testing.T) {
   - name: crm
     url: "https://crm.example.com/mcp?token=${CRM_TOKEN}"
     headers: {Authorization: "Bearer ${CRM_KEY}"}
+  - name: legacy
+    url: "https://legacy.example.com/sse"
+    transport: sse
+    headers: {Authorization: "Bearer ${LEGACY_KEY}"}
+  - {name: plain, url: "https://plain.example.com/mcp", transport: streamable-http}
 faults: [phantom_success]
 conditions:
   - {id: lost, family: phantom_success, tool: create_entities, at: 2}
@@ -45,8 +50,17 @@ probes:
 		string(mem.Tools["create_entities"].Structured) != `{"entities":[{"name":"Alice"}]}` || mem.Tools["ping"].Effect != EffectNone {
 		t.Errorf("memory %+v", mem)
 	}
-	if crm := s.Servers[1]; crm.Stdio() || crm.Headers["Authorization"] != "Bearer ${CRM_KEY}" {
+	if crm := s.Servers[1]; crm.Stdio() || crm.SSE() || crm.Transport != "" || crm.Headers["Authorization"] != "Bearer ${CRM_KEY}" {
 		t.Errorf("crm %+v", crm)
+	}
+	if legacy := s.Servers[2]; legacy.Stdio() || !legacy.SSE() || legacy.Transport != TransportSSE || legacy.Headers["Authorization"] != "Bearer ${LEGACY_KEY}" {
+		t.Errorf("legacy %+v", legacy)
+	}
+	if plain := s.Servers[3]; plain.SSE() || plain.Transport != TransportStreamableHTTP {
+		t.Errorf("plain %+v", plain)
+	}
+	if mem.SSE() {
+		t.Errorf("a stdio server says it is SSE")
 	}
 	ps := s.Tasks[0].Probes
 	if len(ps) != 3 {
@@ -77,7 +91,7 @@ func TestServerProblems(t *testing.T) {
 		want       []string
 	}{
 		{"neither command nor url", "servers:\n  - {name: x}\n",
-			[]string{`spec.yaml:5: server "x" needs command (a stdio server) or url (a streamable HTTP server)`}},
+			[]string{`spec.yaml:5: server "x" needs command (a stdio server) or url (a remote server)`}},
 		{"both", "servers:\n  - {name: x, command: a, url: \"http://h/mcp\"}\n",
 			[]string{`spec.yaml:5: server "x" has both command and url; give one`}},
 		{"no name", "servers:\n  - {command: a}\n",
@@ -87,7 +101,21 @@ func TestServerProblems(t *testing.T) {
 		{"secret on the command line", "servers:\n  - {name: x, command: a, args: [\"--token=${T}\"]}\n",
 			[]string{`spec.yaml:5: server "x": ${T} in the command line would show in the process list; pass it in env instead`}},
 		{"not http", "servers:\n  - {name: x, url: \"ftp://h/mcp\"}\n",
-			[]string{`spec.yaml:5: server "x": url must be an http(s) URL of a streamable HTTP MCP endpoint, got "ftp://h/mcp"`}},
+			[]string{`spec.yaml:5: server "x": url must be an http(s) URL of an MCP endpoint, got "ftp://h/mcp"`}},
+		{"unknown transport", "servers:\n  - name: x\n    url: \"http://h/sse\"\n    transport: sse2\n",
+			[]string{`spec.yaml:7: server "x": unknown transport "sse2" (did you mean sse?)`}},
+		{"transport in an MCP client's words", "servers:\n  - {name: x, url: \"http://h/mcp\", transport: http}\n",
+			[]string{`spec.yaml:5: server "x": unknown transport "http" (did you mean streamable-http?)`}},
+		{"transport far from any", "servers:\n  - {name: x, url: \"http://h/mcp\", transport: websocket}\n",
+			[]string{`spec.yaml:5: server "x": unknown transport "websocket" (known: streamable-http, sse)`}},
+		{"transport not text", "servers:\n  - {name: x, url: \"http://h/mcp\", transport: [sse]}\n",
+			[]string{`spec.yaml:5: server "x": transport must be text, got a list`}},
+		{"transport with a command", "servers:\n  - name: x\n    command: a\n    transport: sse\n",
+			[]string{`spec.yaml:7: server "x": transport goes with url, not command (a command is a stdio server)`}},
+		{"type as in .mcp.json", "servers:\n  - name: x\n    url: \"http://h/sse\"\n    type: sse\n",
+			[]string{`spec.yaml:7: unknown key "type" in server "x" (did you mean transport?)`}},
+		{"the --server form of an SSE url", "servers:\n  - {name: x, url: \"sse+https://h/sse?key=${K}\"}\n",
+			[]string{`spec.yaml:5: server "x": url must be an http(s) URL; for a server that speaks SSE write "https://h/sse" and transport: sse`}},
 		{"credentials in the url", "servers:\n  - {name: x, url: \"https://u:p@h/mcp\"}\n",
 			[]string{`spec.yaml:5: server "x": url must not hold credentials; pass them in headers as ${VAR}`}},
 		{"headers with a command", "servers:\n  - {name: x, command: a, headers: {A: b}}\n",

@@ -56,7 +56,9 @@ The run has real side effects (whatever the agent writes, deletes or sends is do
 chaos record refuses to start without --allow-real-calls.
 
 --server takes a command line (leading NAME=value words are its environment; {sandbox}
-is the run's working folder) or an http(s) URL of a streamable HTTP server. The agent
+is the run's working folder), an http(s) URL of a streamable HTTP server, or the URL of
+a server that speaks the older HTTP+SSE transport with sse+ before it
+(sse+https://host/sse; the spec says transport: sse). The agent
 command takes the tokens {task} {wall} {wall_url} {mcp_config} {sandbox} {chaos}.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -74,7 +76,7 @@ command takes the tokens {task} {wall} {wall_url} {mcp_config} {sandbox} {chaos}
 	}
 	cmd.Flags().BoolVar(&opts.AllowRealCalls, "allow-real-calls", false, "confirm that the agent may make real calls with real side effects")
 	cmd.Flags().StringVar(&opts.Task, "task", "", "what the agent is asked to do ({task})")
-	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "a real MCP server: a command line or an http(s) URL (repeat for several)")
+	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "a real MCP server: a command line, an http(s) URL (streamable HTTP) or sse+http(s)://... (SSE) (repeat for several)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "where to write the spec")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "the longest the agent may run")
 	return cmd
@@ -206,7 +208,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 func serverName(line string, taken []string) string {
 	name := "server"
 	words, _ := proxies.SplitCommand(line)
-	if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+	if proxies.IsServerURL(line) {
 		words = []string{"remote"}
 	}
 	found := false
@@ -277,13 +279,14 @@ type (
 		Timeout string `yaml:"timeout,omitempty"`
 	}
 	recordedServer struct {
-		Name    string                  `yaml:"name"`
-		Command string                  `yaml:"command,omitempty"`
-		Args    []string                `yaml:"args,omitempty"`
-		Env     map[string]string       `yaml:"env,omitempty"`
-		URL     string                  `yaml:"url,omitempty"`
-		Headers map[string]string       `yaml:"headers,omitempty"`
-		Tools   map[string]recordedTool `yaml:"tools,omitempty"`
+		Name      string                  `yaml:"name"`
+		Command   string                  `yaml:"command,omitempty"`
+		Args      []string                `yaml:"args,omitempty"`
+		Env       map[string]string       `yaml:"env,omitempty"`
+		URL       string                  `yaml:"url,omitempty"`
+		Transport string                  `yaml:"transport,omitempty"`
+		Headers   map[string]string       `yaml:"headers,omitempty"`
+		Tools     map[string]recordedTool `yaml:"tools,omitempty"`
 	}
 	recordedTool struct {
 		Effect     string `yaml:"effect"`
@@ -333,10 +336,13 @@ func inferSpec(in inference) (string, string, error) {
 		}
 	}
 	for _, sv := range in.Servers {
-		rs := recordedServer{Name: sv.Name, Command: sv.Command, Args: sv.Args, URL: sv.URL, Headers: sv.Headers, Tools: map[string]recordedTool{}}
-		if sv.Stdio() {
+		rs := recordedServer{Name: sv.Name, Command: sv.Command, Args: sv.Args, URL: sv.URL, Transport: sv.Transport, Headers: sv.Headers, Tools: map[string]recordedTool{}}
+		switch {
+		case sv.Stdio():
 			note("server %q: %s over stdio", sv.Name, strings.Join(append([]string{sv.Command}, sv.Args...), " "))
-		} else {
+		case sv.SSE():
+			note("server %q: %s over SSE (the older HTTP+SSE transport)", sv.Name, displayURL(sv.URL))
+		default:
 			note("server %q: %s over streamable HTTP", sv.Name, displayURL(sv.URL))
 		}
 		for _, k := range sortedMapKeys(sv.Env) {
