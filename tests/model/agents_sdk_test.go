@@ -13,6 +13,7 @@ import (
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 const runTimeout = 4 * time.Minute
@@ -76,17 +77,17 @@ func TestAgentsSDKAgent(t *testing.T) {
 	cleanDir, faultedDir := filepath.Join(runs, "clean"), filepath.Join(runs, "faulted")
 
 	r := runChaos(t, env, runTimeout, "run", agentsSpec(t), "--only", "clean", "--data-dir", data, "--out", cleanDir)
-	r.mustSucceed(t, "chaos run (clean)")
+	r.MustSucceed(t, "chaos run (clean)")
 	faulted := faultedSpec(t, t.TempDir(), "tool_schema_single")
 	r = runChaos(t, env, runTimeout, "run", faulted, "--only", "clean", "--data-dir", data, "--out", faultedDir, "--pair-with", "latest")
-	r.mustSucceed(t, "chaos run (faulted)")
-	if !regexp.MustCompile(`(?m)^paired with run \S+ \(` + regexp.QuoteMeta(cleanDir) + `\): 2 of 2 trials reuse its seeds$`).MatchString(r.stdout) {
-		t.Errorf("chaos run --pair-with latest did not say it paired with the clean run:\n%s", r.stdout)
+	r.MustSucceed(t, "chaos run (faulted)")
+	if !regexp.MustCompile(`(?m)^paired with run \S+ \(` + regexp.QuoteMeta(cleanDir) + `\): 2 of 2 trials reuse its seeds$`).MatchString(r.Stdout) {
+		t.Errorf("chaos run --pair-with latest did not say it paired with the clean run:\n%s", r.Stdout)
 	}
 
 	var clean, fault []run.TrialResult
-	readJSON(t, filepath.Join(cleanDir, "verdicts.json"), &clean)
-	readJSON(t, filepath.Join(faultedDir, "verdicts.json"), &fault)
+	testkit.ReadJSON(t, filepath.Join(cleanDir, "verdicts.json"), &clean)
+	testkit.ReadJSON(t, filepath.Join(faultedDir, "verdicts.json"), &fault)
 	if len(clean) != 2 || len(fault) != 2 {
 		t.Fatalf("%d clean and %d faulted trials, want 2 each", len(clean), len(fault))
 	}
@@ -112,8 +113,8 @@ func TestAgentsSDKAgent(t *testing.T) {
 
 	// The manifests say what was armed: nothing in the clean run.
 	var mc, mf manifest
-	readJSON(t, filepath.Join(cleanDir, "manifest.json"), &mc)
-	readJSON(t, filepath.Join(faultedDir, "manifest.json"), &mf)
+	testkit.ReadJSON(t, filepath.Join(cleanDir, "manifest.json"), &mc)
+	testkit.ReadJSON(t, filepath.Join(faultedDir, "manifest.json"), &mf)
 	if mc.Model.Armed || mc.Model.Fault != "none" || !strings.HasPrefix(mc.Model.Note, "nothing armed") || len(mc.Model.Proxies) != 2 {
 		t.Errorf("clean manifest model: %+v", mc.Model)
 	}
@@ -131,17 +132,17 @@ func TestAgentsSDKAgent(t *testing.T) {
 	}
 
 	r = runChaos(t, env, time.Minute, "diff", cleanDir, faultedDir)
-	r.mustSucceed(t, "chaos diff")
-	if !strings.Contains(r.stdout, "McNemar") || !regexp.MustCompile(`(?m)^main\s+clean\s+0/2 = 0% \[[^]]*\]\s+2/2 = 100% \[[^]]*\]\s+0\s+2\s+0\s`).MatchString(r.stdout) {
-		t.Errorf("chaos diff does not name McNemar's test or show the two worse pairs:\n%s", r.stdout)
+	r.MustSucceed(t, "chaos diff")
+	if !strings.Contains(r.Stdout, "McNemar") || !regexp.MustCompile(`(?m)^main\s+clean\s+0/2 = 0% \[[^]]*\]\s+2/2 = 100% \[[^]]*\]\s+0\s+2\s+0\s`).MatchString(r.Stdout) {
+		t.Errorf("chaos diff does not name McNemar's test or show the two worse pairs:\n%s", r.Stdout)
 	}
 	// The declared outcomes: the priority was lost in both faulted trials; both runs say done.
 	for _, re := range []string{
 		`(?m)^main\s+clean\s+priority_not_set\s+0/2 = 0% \[[^]]*\]\s+2/2 = 100% \[[^]]*\]\s+0\s+2\s+0\s`,
 		`(?m)^main\s+clean\s+says_done\s+0/2 = 0% \[[^]]*\]\s+0/2 = 0% \[[^]]*\]\s+0\s+0\s+2\s`,
 	} {
-		if !regexp.MustCompile(re).MatchString(r.stdout) {
-			t.Errorf("chaos diff has no row matching %s:\n%s", re, r.stdout)
+		if !regexp.MustCompile(re).MatchString(r.Stdout) {
+			t.Errorf("chaos diff has no row matching %s:\n%s", re, r.Stdout)
 		}
 	}
 }
@@ -225,16 +226,16 @@ func TestRunRefusals(t *testing.T) {
 	t.Run("unknown model fault, dry run", func(t *testing.T) {
 		bad := faultedSpec(t, dir, "tool_schema_singel")
 		r := runChaos(t, env, time.Minute, "run", bad, "--dry-run")
-		if r.code != 1 || !strings.Contains(r.stderr, `unknown model fault "tool_schema_singel" (did you mean tool_schema_single?) (known: llm_error_single, `) ||
-			!regexp.MustCompile(`agents-sdk-tool_schema_singel\.yaml:\d+: `).MatchString(r.stderr) {
-			t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and a file:line problem listing the known faults", r.code, r.stderr)
+		if r.Code != 1 || !strings.Contains(r.Stderr, `unknown model fault "tool_schema_singel" (did you mean tool_schema_single?) (known: llm_error_single, `) ||
+			!regexp.MustCompile(`agents-sdk-tool_schema_singel\.yaml:\d+: `).MatchString(r.Stderr) {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and a file:line problem listing the known faults", r.Code, r.Stderr)
 		}
 	})
 
 	t.Run("upstream variable not set", func(t *testing.T) {
 		r := runChaos(t, testEnv(t), time.Minute, "run", agentsSpec(t), "--dry-run")
-		if r.code != 1 || !strings.Contains(r.stderr, "the environment variable CHAOS_STANDIN_URL is not set") {
-			t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "the environment variable CHAOS_STANDIN_URL is not set") {
+			t.Errorf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 		}
 	})
 
@@ -250,8 +251,8 @@ func TestRunRefusals(t *testing.T) {
 		os.WriteFile(filepath.Join(other, "manifest.json"), []byte(`{"run_id": "r1", "spec": {"name": "agents-sdk"}, "model": {"armed": false}}`), 0o644)
 		os.WriteFile(filepath.Join(other, "verdicts.json"), []byte(`[{"id": "main/clean/1", "cell": "main", "condition": "clean", "rep": 1, "seed": 5}]`), 0o644)
 		r := runChaos(t, env, time.Minute, "run", faultedSpec(t, dir, "tool_error_single"), "--dry-run", "--pair-with", other)
-		if r.code != 1 || !strings.Contains(r.stderr, "its spec differs from") || !strings.Contains(r.stderr, "in more than the model table: seed") {
-			t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "its spec differs from") || !strings.Contains(r.Stderr, "in more than the model table: seed") {
+			t.Errorf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 		}
 	})
 
@@ -259,12 +260,12 @@ func TestRunRefusals(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		r := runChaos(t, env, runTimeout, "run", faultedSpec(t, dir, "tool_error_single"), "--only", "clean", "--reps", "1",
 			"--data-dir", t.TempDir(), "--out", out, "--", "echo Done.")
-		if r.code != 3 || !strings.Contains(r.stderr, "no model call reached the model proxy in any of the 1 trials, so model fault tool_error_single was never tested") {
-			t.Fatalf("exit %d, stderr:\n%s\nwant exit 3 saying no model call reached the proxy", r.code, r.stderr)
+		if r.Code != 3 || !strings.Contains(r.Stderr, "no model call reached the model proxy in any of the 1 trials, so model fault tool_error_single was never tested") {
+			t.Fatalf("exit %d, stderr:\n%s\nwant exit 3 saying no model call reached the proxy", r.Code, r.Stderr)
 		}
 		// The trial failed with the reason, and has no verdict.
 		var results []run.TrialResult
-		readJSON(t, filepath.Join(out, "verdicts.json"), &results)
+		testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &results)
 		if len(results) != 1 || results[0].Outcome != run.OutcomeFailed || results[0].Verdict != "no_verdict" ||
 			!strings.HasPrefix(results[0].Reason, "no model call reached the model proxy at {llm_url} (http://127.0.0.1:") {
 			t.Errorf("results %+v", results)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // overheadSpec is the smallest spec: one cell, one tool nobody calls, an agent that does
@@ -40,7 +42,7 @@ tools:
 //
 //	go test ./tests/run -run '^$' -bench TrialOverhead -benchtime 20x
 func BenchmarkTrialOverhead(b *testing.B) {
-	env := testEnv(b)
+	env := testkit.Env(b)
 	data := b.TempDir()
 	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
 	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
@@ -60,10 +62,10 @@ func BenchmarkTrialOverhead(b *testing.B) {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out")
 			b.ResetTimer()
-			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.addr, "--data-dir", data,
+			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
 				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
 			b.StopTimer()
-			r.mustSucceed(b, "chaos run")
+			r.MustSucceed(b, "chaos run")
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
 			start := time.Now()

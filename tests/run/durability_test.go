@@ -9,6 +9,7 @@ import (
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestDurability kills the only worker (SIGKILL) while it runs trials and starts another:
@@ -18,10 +19,10 @@ import (
 //	chaos server --no-worker ── worker A (killed mid-trial) ── worker B (finishes the run)
 //	chaos run --temporal ADDR ─┘
 func TestDurability(t *testing.T) {
-	env := testEnv(t)
+	env := testkit.Env(t)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	srv := startServer(t, env, data, -1, "--no-worker")
-	workerA := startWorker(t, env, srv.addr)
+	workerA := startWorker(t, env, srv.Addr)
 
 	// Six trials or so: these conditions in each of the example's cells.
 	conds := []string{"clean", "phantom_success@update_ticket", "transient_error@read_email", "stale_read@get_ticket_field", "empty_success@update_ticket", "permanent_error@update_ticket"}
@@ -36,20 +37,20 @@ func TestDurability(t *testing.T) {
 	// (The sleeps take their time from a variable, so that the marker is found in their
 	// command lines and not in chaos run's.)
 	agent := `s=` + secs + `; sleep $s & setsid sleep $s & sh -c 'sleep 2; exec ` + spec.ShellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
-	runProc := startChaos(t, env, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
+	runProc := startChaos(t, env, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
 
 	// A trial's stdout appears when its agent starts.
 	var running []string
-	waitFor(t, runTimeout, "a trial's agent to start on worker A", func() bool {
+	testkit.WaitFor(t, runTimeout, "a trial's agent to start on worker A", func() bool {
 		running, _ = filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
 		return len(running) > 0
 	})
 	// The scan must see them while they run, or finding none after would prove nothing.
-	waitFor(t, time.Minute, "worker A's agents to start their marked sleeps", func() bool {
+	testkit.WaitFor(t, time.Minute, "worker A's agents to start their marked sleeps", func() bool {
 		return len(processes(mark)) >= 2
 	})
-	workerA.kill()
+	workerA.Kill()
 	killed := time.Now()
 	t.Logf("killed worker A while %d trial(s) ran: %v", len(running), running)
 	// Worker A's agents, and all they started, go with it (chaos reap), before worker B
@@ -62,10 +63,10 @@ func TestDurability(t *testing.T) {
 	if len(left) > 0 {
 		t.Fatalf("processes of the killed worker's trials outlived it:\n%s", strings.Join(left, "\n"))
 	}
-	startWorker(t, env, srv.addr)
+	startWorker(t, env, srv.Addr)
 
-	if code := runProc.wait(t, runTimeout); code != 0 {
-		t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, runProc.stdout, runProc.stderr)
+	if code := runProc.Wait(t, runTimeout); code != 0 {
+		t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, runProc.Stdout, runProc.Stderr)
 	}
 	if left := processes(mark); len(left) > 0 {
 		t.Errorf("processes of the trials outlived the run:\n%s", strings.Join(left, "\n"))

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -29,19 +30,16 @@ const historiesDir = "../../workflows/testdata"
 // With -update-histories it also writes them, in the JSON of `temporal workflow show
 // --output json`, to workflows/testdata, where TestReplay keeps later changes honest.
 func TestRecordHistories(t *testing.T) {
-	env := testEnv(t)
+	env := testkit.Env(t)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	srv := startServer(t, env, data, -1)
 	conds := []string{"clean", "phantom_success@update_ticket"}
-	r := runChaos(t, env, runTimeout, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
+	r := runChaos(t, env, runTimeout, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--only", strings.Join(conds, ","), "--", blindAgent())
-	r.mustSucceed(t, "chaos run --temporal")
-	runID := runIDOf(t, r.stdout)
+	r.MustSucceed(t, "chaos run --temporal")
+	runID := runIDOf(t, r.Stdout)
 
-	c, err := client.Dial(client.Options{HostPort: srv.addr, Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatalf("connect to %s: %v", srv.addr, err)
-	}
+	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	histories := []struct{ file, workflowID string }{
 		{"experiment.history.json", run.ExperimentWorkflowID(runID)},

@@ -1,8 +1,6 @@
 package run_test
 
 import (
-	"github.com/crashwall/chaos/tests/chaosbin"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,64 +8,36 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/chaosbin"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // chaosBin is the chaos binary, built once by TestMain.
 var chaosBin string
 
 // exampleSpec is the support-ticket example (19 conditions), as an absolute path.
-var exampleSpec string
+var exampleSpec = filepath.Join(chaosbin.Root(), "examples", "support-ticket.yaml")
 
 var updateHistories = flag.Bool("update-histories", false, "rewrite workflows/testdata/*.history.json from a fresh run (TestRecordHistories)")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	bin, cleanup, err := chaosbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/run:", err)
-		os.Exit(1)
-	}
-	chaosBin = bin
-	exampleSpec = filepath.Join(chaosbin.Root(), "examples", "support-ticket.yaml")
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(testkit.Main(m, "tests/run", func(bin string) { chaosBin = bin }))
 }
 
-// Bounds on how long a step may take before the test gives up; none is waited out when
-// the step is done sooner.
-const (
-	startTimeout = time.Minute     // a server or worker printing that it is ready
-	runTimeout   = 3 * time.Minute // a whole run
-	stopTimeout  = 30 * time.Second
-)
-
-// testEnv is the environment of every process a test starts: sandboxes (under TMPDIR) and
-// the default data directory (under XDG_DATA_HOME) in the test's own temporary folder.
-func testEnv(t testing.TB) []string {
-	t.Helper()
-	tmp := t.TempDir()
-	for _, d := range []string{"tmp", "data"} {
-		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return append(os.Environ(), "TMPDIR="+filepath.Join(tmp, "tmp"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
-}
+// runTimeout bounds a whole run; none is waited out when the run is done sooner.
+const runTimeout = 3 * time.Minute
 
 // blindAgent is the reference agent that says "Done" whatever happened, as an agent
 // command template ({wall} and {spec} are filled in by the harness).
@@ -75,207 +45,46 @@ func blindAgent() string {
 	return spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
 }
 
-// grower is an io.Writer whose readers can wait for it to grow.
-type grower struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	grew chan struct{}
-}
-
-func newGrower() *grower { return &grower{grew: make(chan struct{})} }
-
-func (g *grower) Write(p []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.buf.Write(p)
-	close(g.grew)
-	g.grew = make(chan struct{})
-	return len(p), nil
-}
-
-// snapshot is what was written so far and a channel closed at the next write.
-func (g *grower) snapshot() (string, <-chan struct{}) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.buf.String(), g.grew
-}
-
-func (g *grower) String() string { s, _ := g.snapshot(); return s }
-
-// proc is a chaos process a test started.
-type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	stdout *grower
-	stderr *grower
-	done   chan struct{} // closed when the process has exited
-	code   int           // its exit code, -1 when a signal ended it
-}
-
-// startChaos starts the chaos binary with args; t.Cleanup stops it (SIGINT, then SIGKILL)
-// if it is still running.
-func startChaos(t testing.TB, env []string, args ...string) *proc {
+// startChaos starts the chaos binary with args; the test's cleanup stops it.
+func startChaos(t testing.TB, env []string, args ...string) *testkit.Proc {
 	t.Helper()
-	p := &proc{name: "chaos " + strings.Join(args, " "), stdout: newGrower(), stderr: newGrower(), done: make(chan struct{})}
-	p.cmd = exec.Command(chaosBin, args...)
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	// A grandchild that inherited the pipes must not keep Wait from returning.
-	p.cmd.WaitDelay = 5 * time.Second
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", p.name, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		p.code = p.cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.stop(t) })
-	return p
-}
-
-// stop ends the process if it is still running: SIGINT, and SIGKILL if that does not
-// end it in time.
-func (p *proc) stop(t testing.TB) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-		return
-	case <-time.After(stopTimeout):
-	}
-	t.Logf("%s did not stop on SIGINT within %s; killing it", p.name, stopTimeout)
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// kill ends the process with SIGKILL and waits for it.
-func (p *proc) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *proc) wait(t testing.TB, timeout time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(timeout):
-		t.Fatalf("%s did not exit within %s\nstdout:\n%s\nstderr:\n%s", p.name, timeout, p.stdout, p.stderr)
-		return 0
-	}
-}
-
-// waitStdout waits for the process's stdout to match re and returns the submatches.
-func (p *proc) waitStdout(t testing.TB, re *regexp.Regexp, timeout time.Duration) []string {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		out, grew := p.stdout.snapshot()
-		if m := re.FindStringSubmatch(out); m != nil {
-			return m
-		}
-		select {
-		case <-grew:
-		case <-p.done:
-			if m := re.FindStringSubmatch(p.stdout.String()); m != nil {
-				return m
-			}
-			t.Fatalf("%s exited (code %d) before printing %q\nstdout:\n%s\nstderr:\n%s", p.name, p.code, re, p.stdout, p.stderr)
-		case <-deadline:
-			t.Fatalf("%s did not print %q within %s\nstdout:\n%s\nstderr:\n%s", p.name, re, timeout, p.stdout, p.stderr)
-		}
-	}
-}
-
-// result is a finished chaos command.
-type result struct {
-	stdout, stderr string
-	code           int
+	return testkit.Start(t, chaosBin, env, args...)
 }
 
 // runChaos runs the chaos binary to its end.
-func runChaos(t testing.TB, env []string, timeout time.Duration, args ...string) result {
+func runChaos(t testing.TB, env []string, timeout time.Duration, args ...string) testkit.Result {
 	t.Helper()
-	p := startChaos(t, env, args...)
-	code := p.wait(t, timeout)
-	return result{stdout: p.stdout.String(), stderr: p.stderr.String(), code: code}
+	return testkit.Run(t, chaosBin, env, timeout, args...)
 }
-
-// mustSucceed fails the test when the command did not exit 0.
-func (r result) mustSucceed(t testing.TB, what string) {
-	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("%s: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", what, r.code, r.stdout, r.stderr)
-	}
-}
-
-// server is a running `chaos server`.
-type server struct {
-	proc *proc
-	addr string // the frontend's host:port
-	ui   string // the web UI's URL, "" without one
-}
-
-var (
-	serverLine = regexp.MustCompile(`(?m)^Temporal server: (\S+) \(namespace `)
-	uiLine     = regexp.MustCompile(`(?m)^Temporal web UI: (\S+)$`)
-	readyLine  = regexp.MustCompile(`(?m)^ready; Ctrl-C stops$`)
-)
 
 // startServer starts `chaos server` on any free port, with its web UI on any free port
 // (uiPort 0) or none (-1), and waits for it to say it is ready.
-func startServer(t testing.TB, env []string, dataDir string, uiPort int, extra ...string) *server {
+func startServer(t testing.TB, env []string, dataDir string, uiPort int, extra ...string) *testkit.Server {
 	t.Helper()
-	args := append([]string{"server", "--data-dir", dataDir, "--port", "0", "--ui-port", strconv.Itoa(uiPort)}, extra...)
-	p := startChaos(t, env, args...)
-	p.waitStdout(t, readyLine, startTimeout)
-	out := p.stdout.String()
-	s := &server{proc: p, addr: serverLine.FindStringSubmatch(out)[1]}
-	if m := uiLine.FindStringSubmatch(out); m != nil {
-		s.ui = m[1]
-	}
-	return s
+	return testkit.StartServer(t, chaosBin, env, dataDir, uiPort, extra...)
 }
 
 var workerLine = regexp.MustCompile(`(?m)^worker: joined `)
 
 // startWorker starts `chaos worker` against the frontend at addr and waits until it has
 // joined.
-func startWorker(t testing.TB, env []string, addr string) *proc {
+func startWorker(t testing.TB, env []string, addr string) *testkit.Proc {
 	t.Helper()
 	p := startChaos(t, env, "worker", "--temporal", addr)
-	p.waitStdout(t, workerLine, startTimeout)
+	p.WaitStdout(t, workerLine, testkit.StartTimeout)
 	return p
-}
-
-// waitFor polls cond until it holds; what names the condition in the failure.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // conditionIDs lists the spec's conditions as `chaos faults --json` gives them.
 func conditionIDs(t testing.TB, env []string, specPath string) []string {
 	t.Helper()
 	r := runChaos(t, env, time.Minute, "faults", specPath, "--json")
-	r.mustSucceed(t, "chaos faults --json")
+	r.MustSucceed(t, "chaos faults --json")
 	var conds []struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &conds); err != nil {
-		t.Fatalf("chaos faults --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &conds); err != nil {
+		t.Fatalf("chaos faults --json: %v\n%s", err, r.Stdout)
 	}
 	var ids []string
 	for _, c := range conds {
@@ -443,12 +252,4 @@ func processes(mark string) []string {
 		}
 	}
 	return found
-}
-
-// signal sends sig to the process.
-func (p *proc) signal(t testing.TB, sig syscall.Signal) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %s: %v", p.name, err)
-	}
 }

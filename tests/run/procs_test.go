@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestNoProcessLeftBehind runs agents that start background children and checks that
@@ -23,7 +24,7 @@ func TestNoProcessLeftBehind(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("needs /proc to list processes")
 	}
-	env := testEnv(t)
+	env := testkit.Env(t)
 	conds := []string{"clean", "phantom_success@update_ticket"}
 	ids := trialIDs(exampleCells(t), conds)
 	if len(ids) < 3 {
@@ -91,7 +92,7 @@ func TestNoProcessLeftBehind(t *testing.T) {
 	// agentsBlocked waits until n trials' agents have done their work and block.
 	agentsBlocked := func(t *testing.T, out string, n int) {
 		t.Helper()
-		waitFor(t, runTimeout, fmt.Sprintf("%d trials' agents to finish their script and block", n), func() bool {
+		testkit.WaitFor(t, runTimeout, fmt.Sprintf("%d trials' agents to finish their script and block", n), func() bool {
 			files, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
 			done := 0
 			for _, f := range files {
@@ -119,7 +120,7 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		mark, agent := marked(t, false)
 		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 		r := runChaos(t, env, runTimeout, runArgs(out, agent, "--data-dir", data)...)
-		r.mustSucceed(t, "chaos run")
+		r.MustSucceed(t, "chaos run")
 		readVerdicts(t, out, ids)
 		for _, id := range ids {
 			checkTrialFolder(t, out, id)
@@ -131,17 +132,17 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		mark, agent := marked(t, true)
 		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 		srv := startServer(t, env, data, -1)
-		p := startChaos(t, env, runArgs(out, agent, "--temporal", srv.addr, "--data-dir", data)...)
-		runID := runIDOf(t, p.waitStdout(t, runLine, startTimeout)[0])
+		p := startChaos(t, env, runArgs(out, agent, "--temporal", srv.Addr, "--data-dir", data)...)
+		runID := runIDOf(t, p.WaitStdout(t, runLine, testkit.StartTimeout)[0])
 		// Two trials run (concurrency 2), the others wait for a slot.
 		agentsBlocked(t, out, 2)
 		running(t, mark)
-		runChaos(t, env, time.Minute, "abort", runID, "--temporal", srv.addr, "--data-dir", data).mustSucceed(t, "chaos abort")
-		if code := p.wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after the abort: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.stdout, p.stderr)
+		runChaos(t, env, time.Minute, "abort", runID, "--temporal", srv.Addr, "--data-dir", data).MustSucceed(t, "chaos abort")
+		if code := p.Wait(t, runTimeout); code != 0 {
+			t.Fatalf("chaos run after the abort: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
-		if !strings.Contains(p.stdout.String(), "run aborted") {
-			t.Errorf("chaos run does not say the run was aborted:\n%s", p.stdout)
+		if !strings.Contains(p.Stdout.String(), "run aborted") {
+			t.Errorf("chaos run does not say the run was aborted:\n%s", p.Stdout)
 		}
 		abortedFolder(t, out)
 		noneLeft(t, mark)
@@ -153,9 +154,9 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		p := startChaos(t, env, runArgs(out, agent, "--data-dir", data)...)
 		agentsBlocked(t, out, 2)
 		running(t, mark)
-		p.signal(t, syscall.SIGINT)
-		if code := p.wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after SIGINT: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.stdout, p.stderr)
+		p.Signal(t, syscall.SIGINT)
+		if code := p.Wait(t, runTimeout); code != 0 {
+			t.Fatalf("chaos run after SIGINT: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
 		abortedFolder(t, out)
 		noneLeft(t, mark)

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestRunEndToEnd runs the support-ticket example, every condition once in each of its
 // cells, with the blind reference agent on the embedded server, and reads the run folder;
 // then the ways `chaos run` refuses to start.
 func TestRunEndToEnd(t *testing.T) {
-	env := testEnv(t)
+	env := testkit.Env(t)
 	conds := conditionIDs(t, env, exampleSpec)
 	if len(conds) != 19 {
 		t.Fatalf("the example has %d conditions, want 19: %v", len(conds), conds)
@@ -30,11 +31,11 @@ func TestRunEndToEnd(t *testing.T) {
 		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
-		r.mustSucceed(t, "chaos run")
-		if first, _, _ := strings.Cut(r.stdout, "\n"); first != plan {
+		r.MustSucceed(t, "chaos run")
+		if first, _, _ := strings.Cut(r.Stdout, "\n"); first != plan {
 			t.Errorf("first line: %q\nwant        %q", first, plan)
 		}
-		runIDOf(t, r.stdout)
+		runIDOf(t, r.Stdout)
 
 		ids := trialIDs(cells, conds)
 		results := readVerdicts(t, out, ids)
@@ -82,9 +83,9 @@ func TestRunEndToEnd(t *testing.T) {
 		data, out := filepath.Join(t.TempDir(), "data"), filepath.Join(t.TempDir(), "out")
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--dry-run", "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
-		r.mustSucceed(t, "chaos run --dry-run")
-		if r.stdout != plan+"\n" {
-			t.Errorf("stdout: %q\nwant    %q", r.stdout, plan+"\n")
+		r.MustSucceed(t, "chaos run --dry-run")
+		if r.Stdout != plan+"\n" {
+			t.Errorf("stdout: %q\nwant    %q", r.Stdout, plan+"\n")
 		}
 		for _, dir := range []string{out, data} {
 			if exists(dir) {
@@ -115,12 +116,12 @@ func TestRunEndToEnd(t *testing.T) {
 			args := append([]string{"run"}, tc.args...)
 			args = append(args, "--data-dir", data, "--out", out, "--", blindAgent())
 			r := runChaos(t, env, runTimeout, args...)
-			if r.code != 1 {
-				t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			if r.Code != 1 {
+				t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 			}
 			for _, re := range tc.want {
-				if !re.MatchString(r.stderr) {
-					t.Errorf("stderr does not match %s:\n%s", re, r.stderr)
+				if !re.MatchString(r.Stderr) {
+					t.Errorf("stderr does not match %s:\n%s", re, r.Stderr)
 				}
 			}
 			if exists(out) {

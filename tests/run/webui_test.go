@@ -10,26 +10,27 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestWebUI starts `chaos server` with its web UI on a free port, runs a small experiment
 // on it, and finds the run and its trials in the UI's API and in `chaos runs`.
 func TestWebUI(t *testing.T) {
-	env := testEnv(t)
+	env := testkit.Env(t)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	srv := startServer(t, env, data, 0)
-	if srv.ui == "" {
-		t.Fatalf("chaos server printed no web UI address:\n%s", srv.proc.stdout)
+	if srv.UI == "" {
+		t.Fatalf("chaos server printed no web UI address:\n%s", srv.Stdout)
 	}
-	if code, body := get(t, srv.ui); code != http.StatusOK {
-		t.Fatalf("GET %s: %d\n%s", srv.ui, code, body)
+	if code, body := get(t, srv.UI); code != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", srv.UI, code, body)
 	}
 
 	conds := []string{"clean"}
-	r := runChaos(t, env, runTimeout, "run", exampleSpec, "--temporal", srv.addr, "--data-dir", data, "--out", out,
+	r := runChaos(t, env, runTimeout, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--only", strings.Join(conds, ","), "--", blindAgent())
-	r.mustSucceed(t, "chaos run --temporal")
-	runID := runIDOf(t, r.stdout)
+	r.MustSucceed(t, "chaos run --temporal")
+	runID := runIDOf(t, r.Stdout)
 	experiment := run.ExperimentWorkflowID(runID)
 
 	type execution struct {
@@ -43,14 +44,14 @@ func TestWebUI(t *testing.T) {
 			WorkflowID string `json:"workflowId"`
 		} `json:"parentExecution"`
 	}
-	api := srv.ui + "/api/v1/namespaces/default/workflows"
+	api := srv.UI + "/api/v1/namespaces/default/workflows"
 	want := map[string]string{experiment: "ExperimentWorkflow"}
 	for _, id := range trialIDs(exampleCells(t), conds) {
 		want[run.TrialWorkflowID(runID, id)] = "TrialWorkflow"
 	}
 	var missing []string
 	// Visibility is written just after the workflows close.
-	waitFor(t, 30*time.Second, "the run's workflows in "+api, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the run's workflows in "+api, func() bool {
 		code, body := get(t, api)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d\n%s", api, code, body)
@@ -80,10 +81,10 @@ func TestWebUI(t *testing.T) {
 		return len(missing) == 0
 	})
 
-	runs := runChaos(t, env, time.Minute, "runs", "--temporal", srv.addr, "--data-dir", data)
-	runs.mustSucceed(t, "chaos runs")
-	if !strings.Contains(runs.stdout, runID+" ") || !strings.Contains(runs.stdout, "completed") {
-		t.Errorf("chaos runs does not list run %s as completed:\n%s", runID, runs.stdout)
+	runs := runChaos(t, env, time.Minute, "runs", "--temporal", srv.Addr, "--data-dir", data)
+	runs.MustSucceed(t, "chaos runs")
+	if !strings.Contains(runs.Stdout, runID+" ") || !strings.Contains(runs.Stdout, "completed") {
+		t.Errorf("chaos runs does not list run %s as completed:\n%s", runID, runs.Stdout)
 	}
 }
 

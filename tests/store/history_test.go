@@ -12,11 +12,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/crashwall/chaos/tests/testkit"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -27,11 +27,7 @@ var updateHistories = flag.Bool("update-histories", false, "rewrite workflows/te
 // workflows/testdata for workflows.TestReplay.
 func checkScheduledHistory(t *testing.T, addr, runID string) {
 	t.Helper()
-	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.DialTemporal(t, addr)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -58,6 +54,7 @@ func checkScheduledHistory(t *testing.T, addr, runID string) {
 	if hist == nil {
 		t.Fatalf("no completed ScheduledRunWorkflow ran %s", runID)
 	}
+	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)) // a failed replay is in its error
 	replayer := worker.NewWorkflowReplayer()
 	replayer.RegisterWorkflow(workflows.ScheduledRunWorkflow)
 	replayer.RegisterWorkflow(workflows.ExperimentWorkflow)

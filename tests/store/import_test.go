@@ -14,6 +14,7 @@ import (
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestImport: two runs made with no results database are copied into one afterwards by
@@ -25,7 +26,7 @@ import (
 func TestImport(t *testing.T) {
 	pg := pgtest.Start(t)
 	url := pg.URL("results")
-	env := testEnv(t)
+	env := testkit.Env(t)
 	dir := t.TempDir()
 	parent := filepath.Join(dir, "chaos-runs", "support-ticket")
 
@@ -33,10 +34,10 @@ func TestImport(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		out := filepath.Join(parent, fmt.Sprintf("run%d", 1-i)) // the newer run sorts first by name
 		r := mustChaos(t, env, "run", exampleSpec, "--only", "clean,phantom_success@update_ticket", "--out", out, "--data-dir", filepath.Join(dir, "data"))
-		if strings.Contains(r.stderr, "results database") {
-			t.Fatalf("a run with no results database mentions one:\n%s", r.stderr)
+		if strings.Contains(r.Stderr, "results database") {
+			t.Fatalf("a run with no results database mentions one:\n%s", r.Stderr)
 		}
-		ids = append(ids, runID.FindStringSubmatch(r.stdout)[1])
+		ids = append(ids, runID.FindStringSubmatch(r.Stdout)[1])
 		dirs = append(dirs, out)
 	}
 	rows := func(id string) int {
@@ -51,8 +52,8 @@ func TestImport(t *testing.T) {
 	if calls == 0 {
 		t.Fatalf("the run folder %s holds no recorded calls", dirs[0])
 	}
-	if want := fmt.Sprintf("imported %s: 4 trials, %d recorded calls\n", ids[0], calls); r.stdout != want {
-		t.Errorf("import printed %q, want %q (stderr %q)", r.stdout, want, r.stderr)
+	if want := fmt.Sprintf("imported %s: 4 trials, %d recorded calls\n", ids[0], calls); r.Stdout != want {
+		t.Errorf("import printed %q, want %q (stderr %q)", r.Stdout, want, r.Stderr)
 	}
 	checkImported(t, url, ids[0], dirs[0])
 	var n int
@@ -62,8 +63,8 @@ func TestImport(t *testing.T) {
 	}
 
 	// chaos show reads the same rates from the database as from the folder.
-	fromDB := mustChaos(t, env, "show", ids[0], "--results-db", url).stdout
-	fromDir := mustChaos(t, env, "show", dirs[0]).stdout
+	fromDB := mustChaos(t, env, "show", ids[0], "--results-db", url).Stdout
+	fromDir := mustChaos(t, env, "show", dirs[0]).Stdout
 	if !strings.Contains(fromDB, "from the results database") {
 		t.Errorf("show did not read the database:\n%s", fromDB)
 	}
@@ -77,13 +78,13 @@ func TestImport(t *testing.T) {
 	// first is there already; oldest first whatever the folders' names.
 	withURL := append(append([]string(nil), env...), store.EnvURL+"="+url)
 	r = mustChaos(t, withURL, "runs", "import", parent)
-	t.Logf("chaos runs import %s:\n%s", parent, r.stdout)
+	t.Logf("chaos runs import %s:\n%s", parent, r.Stdout)
 	want := fmt.Sprintf("already there %s: 4 trials (rewritten from its folder, no trial added)\nimported %s: 4 trials\n", ids[0], ids[1])
-	if r.stdout != want {
-		t.Errorf("import of %s printed %q, want %q (stderr %q)", parent, r.stdout, want, r.stderr)
+	if r.Stdout != want {
+		t.Errorf("import of %s printed %q, want %q (stderr %q)", parent, r.Stdout, want, r.Stderr)
 	}
 	checkImported(t, url, ids[1], dirs[1])
-	listed := mustChaos(t, env, "runs", "--results-db", url).stdout
+	listed := mustChaos(t, env, "runs", "--results-db", url).Stdout
 	for _, id := range ids {
 		if !lineWith(listed, id, "support-ticket", "4/4") {
 			t.Errorf("chaos runs does not list %s with 4/4 trials:\n%s", id, listed)
@@ -119,14 +120,14 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = mustChaos(t, env, "runs", "import", dirs[1], "--results-db", url)
-	if !strings.Contains(r.stdout, "schedule nightly compared with "+ids[0]) {
-		t.Errorf("import of a scheduled run printed %q", r.stdout)
+	if !strings.Contains(r.Stdout, "schedule nightly compared with "+ids[0]) {
+		t.Errorf("import of a scheduled run printed %q", r.Stdout)
 	}
 	query(t, url, "SELECT count(*) FROM comparisons WHERE run_id = '"+ids[1]+"'", &n)
 	if n != len(diff) || n == 0 {
 		t.Errorf("%d comparison rows, want %d", n, len(diff))
 	}
-	shown := mustChaos(t, env, "show", ids[1], "--results-db", url).stdout
+	shown := mustChaos(t, env, "show", ids[1], "--results-db", url).Stdout
 	if !strings.Contains(shown, "schedule nightly: no regression against "+ids[0]) {
 		t.Errorf("show of the imported scheduled run:\n%s", shown)
 	}
@@ -153,10 +154,10 @@ func TestImport(t *testing.T) {
 
 	// A good folder beside a bad one is imported; the bad one is named.
 	r = chaos(t, env, "runs", "import", dirs[0], empty, "--results-db", url)
-	if !strings.HasPrefix(r.stdout, "already there "+ids[0]) {
-		t.Errorf("the good folder beside a bad one: %q", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "already there "+ids[0]) {
+		t.Errorf("the good folder beside a bad one: %q", r.Stdout)
 	}
-	r.stdout = ""
+	r.Stdout = ""
 	oneClearLine(t, r, empty+" is not a run folder")
 
 	oneClearLine(t, chaos(t, env, "runs", "import", dirs[0]), "no results database to import into: give --results-db")
@@ -172,19 +173,19 @@ func TestImport(t *testing.T) {
 		{pg.URLWith(pgtest.User, "hunter2", "results"), fmt.Sprintf(`results database: PostgreSQL at 127.0.0.1:%d/results refused the password of user "chaos"`, pg.Port)},
 	} {
 		r := chaos(t, env, "runs", "import", damaged, dirs[0], "--results-db", tc.url)
-		t.Logf("a damaged folder and a good one, into a database that cannot be used (exit %d):\n%s", r.code, r.stderr)
+		t.Logf("a damaged folder and a good one, into a database that cannot be used (exit %d):\n%s", r.Code, r.Stderr)
 		// The damaged folder is named on its own line; the database's line is the last.
-		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 		if len(lines) != 2 || !strings.Contains(lines[0], "damaged") {
-			t.Errorf("stderr %q: want the damaged folder's line, then the database's", r.stderr)
+			t.Errorf("stderr %q: want the damaged folder's line, then the database's", r.Stderr)
 		}
-		r.stderr = lines[len(lines)-1]
+		r.Stderr = lines[len(lines)-1]
 		oneClearLine(t, r, tc.want, "hunter2")
-		if !strings.HasSuffix(r.stderr, "; nothing was imported") {
-			t.Errorf("stderr %q does not say nothing was imported", r.stderr)
+		if !strings.HasSuffix(r.Stderr, "; nothing was imported") {
+			t.Errorf("stderr %q does not say nothing was imported", r.Stderr)
 		}
-		if r.stdout != "" {
-			t.Errorf("stdout %q with no database", r.stdout)
+		if r.Stdout != "" {
+			t.Errorf("stdout %q with no database", r.Stdout)
 		}
 	}
 }
@@ -194,7 +195,7 @@ func TestImport(t *testing.T) {
 func checkImported(t *testing.T, url, id, dir string) {
 	t.Helper()
 	var results []run.TrialResult
-	readJSON(t, filepath.Join(dir, "verdicts.json"), &results)
+	testkit.ReadJSON(t, filepath.Join(dir, "verdicts.json"), &results)
 	byVerdict := map[string]int{}
 	for _, r := range results {
 		if r.Verdict != "" {
@@ -229,7 +230,7 @@ func checkImported(t *testing.T, url, id, dir string) {
 func folderCalls(t *testing.T, dir string) int {
 	t.Helper()
 	var results []run.TrialResult
-	readJSON(t, filepath.Join(dir, "verdicts.json"), &results)
+	testkit.ReadJSON(t, filepath.Join(dir, "verdicts.json"), &results)
 	n := 0
 	for _, r := range results {
 		l, err := record.ReadFile(filepath.Join(dir, "trials", filepath.FromSlash(r.ID), "record.jsonl"))

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 var runID = regexp.MustCompile(`(?m)^run (\S+) -> `)
@@ -24,7 +24,7 @@ var runID = regexp.MustCompile(`(?m)^run (\S+) -> `)
 func TestResultsDatabase(t *testing.T) {
 	pg := pgtest.Start(t)
 	url := pg.URL("results")
-	env := testEnv(t)
+	env := testkit.Env(t)
 	dir := t.TempDir()
 	only := "clean,phantom_success@update_ticket"
 
@@ -36,17 +36,17 @@ func TestResultsDatabase(t *testing.T) {
 			args = append(args, "--results-calls")
 		}
 		r := mustChaos(t, env, args...)
-		if strings.Contains(r.stderr, "warning:") {
-			t.Fatalf("run %d warned:\n%s", i, r.stderr)
+		if strings.Contains(r.Stderr, "warning:") {
+			t.Fatalf("run %d warned:\n%s", i, r.Stderr)
 		}
-		ids = append(ids, runID.FindStringSubmatch(r.stdout)[1])
+		ids = append(ids, runID.FindStringSubmatch(r.Stdout)[1])
 		dirs = append(dirs, out)
 	}
 
 	// Every trial of the folder is a row, with the folder's verdict.
 	for i, id := range ids {
 		var results []run.TrialResult
-		readJSON(t, filepath.Join(dirs[i], "verdicts.json"), &results)
+		testkit.ReadJSON(t, filepath.Join(dirs[i], "verdicts.json"), &results)
 		var n, silent int
 		query(t, url, "SELECT count(*), count(*) FILTER (WHERE verdict = 'silent_wrong') FROM trials WHERE run_id = '"+id+"'", &n, &silent)
 		want := 0
@@ -72,21 +72,21 @@ func TestResultsDatabase(t *testing.T) {
 	t.Run("runs", func(t *testing.T) {
 		r := mustChaos(t, env, "runs", "--results-db", url)
 		for _, id := range ids {
-			if !strings.Contains(r.stdout, id) {
-				t.Errorf("chaos runs does not list %s:\n%s", id, r.stdout)
+			if !strings.Contains(r.Stdout, id) {
+				t.Errorf("chaos runs does not list %s:\n%s", id, r.Stdout)
 			}
 		}
 		// The newest first.
-		if strings.Index(r.stdout, ids[1]) > strings.Index(r.stdout, ids[0]) {
-			t.Errorf("not newest first:\n%s", r.stdout)
+		if strings.Index(r.Stdout, ids[1]) > strings.Index(r.Stdout, ids[0]) {
+			t.Errorf("not newest first:\n%s", r.Stdout)
 		}
 	})
 
 	t.Run("show from the database and from the folder", func(t *testing.T) {
-		fromDB := mustChaos(t, env, "show", ids[0], "--results-db", url).stdout
-		fromDir := mustChaos(t, env, "show", dirs[0]).stdout
+		fromDB := mustChaos(t, env, "show", ids[0], "--results-db", url).Stdout
+		fromDir := mustChaos(t, env, "show", dirs[0]).Stdout
 		var results []run.TrialResult
-		readJSON(t, filepath.Join(dirs[0], "verdicts.json"), &results)
+		testkit.ReadJSON(t, filepath.Join(dirs[0], "verdicts.json"), &results)
 		for _, cell := range []string{"agent=blind", "agent=verifying"} {
 			k, n := 0, 0
 			for _, r := range results {
@@ -114,28 +114,28 @@ func TestResultsDatabase(t *testing.T) {
 	t.Run("trend", func(t *testing.T) {
 		r := mustChaos(t, env, "trend", "support-ticket", "--results-db", url)
 		for _, id := range ids {
-			if !strings.Contains(r.stdout, id) {
-				t.Errorf("trend lacks run %s:\n%s", id, r.stdout)
+			if !strings.Contains(r.Stdout, id) {
+				t.Errorf("trend lacks run %s:\n%s", id, r.Stdout)
 			}
 		}
 		// The blind agent on phantom_success is silent wrong every time; the rate is
 		// printed as k/n with its 80% interval.
 		want := report.NewRate(1, 1).String()
-		if !strings.Contains(r.stdout, "agent=blind  phantom_success@update_ticket") || strings.Count(r.stdout, want) < 2 {
-			t.Errorf("trend does not show %s twice for agent=blind phantom_success:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, "agent=blind  phantom_success@update_ticket") || strings.Count(r.Stdout, want) < 2 {
+			t.Errorf("trend does not show %s twice for agent=blind phantom_success:\n%s", want, r.Stdout)
 		}
-		if strings.Index(r.stdout, ids[0]) > strings.Index(r.stdout, ids[1]) {
-			t.Errorf("trend is not oldest first:\n%s", r.stdout)
+		if strings.Index(r.Stdout, ids[0]) > strings.Index(r.Stdout, ids[1]) {
+			t.Errorf("trend is not oldest first:\n%s", r.Stdout)
 		}
 		r = mustChaos(t, env, "trend", "support-ticket", "--results-db", url, "--last", "1")
-		if strings.Contains(r.stdout, ids[0]) || !strings.Contains(r.stdout, ids[1]) {
-			t.Errorf("--last 1 shows other than the newest run:\n%s", r.stdout)
+		if strings.Contains(r.Stdout, ids[0]) || !strings.Contains(r.Stdout, ids[1]) {
+			t.Errorf("--last 1 shows other than the newest run:\n%s", r.Stdout)
 		}
 		oneClearLine(t, chaos(t, env, "trend", "no-such-spec", "--results-db", url), `has no runs of spec "no-such-spec"`)
 		// CHAOS_DATABASE_URL stands in for the flag.
 		r = mustChaos(t, append(env, store.EnvURL+"="+url), "trend", "support-ticket")
-		if !strings.Contains(r.stdout, ids[1]) {
-			t.Errorf("trend with %s:\n%s", store.EnvURL, r.stdout)
+		if !strings.Contains(r.Stdout, ids[1]) {
+			t.Errorf("trend with %s:\n%s", store.EnvURL, r.Stdout)
 		}
 	})
 }
@@ -144,7 +144,7 @@ func TestResultsDatabase(t *testing.T) {
 // command with one clear line and exit 1, before anything runs.
 func TestBadResultsDatabase(t *testing.T) {
 	pg := pgtest.Start(t)
-	env := testEnv(t)
+	env := testkit.Env(t)
 	newer := pg.URL("newer")
 	mustChaos(t, env, "runs", "--results-db", newer)
 	query(t, newer, "INSERT INTO schema_migrations (version, name) VALUES (99, 'future') RETURNING version", new(int))
@@ -183,7 +183,7 @@ func TestBadResultsDatabase(t *testing.T) {
 func TestResultsDatabaseGoesAwayMidRun(t *testing.T) {
 	pg := pgtest.Start(t)
 	url := pg.URL("results")
-	env := testEnv(t)
+	env := testkit.Env(t)
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")
 	os.MkdirAll(gate, 0o755)
@@ -192,13 +192,13 @@ func TestResultsDatabaseGoesAwayMidRun(t *testing.T) {
 		fmt.Sprintf(`command: "touch %[1]s/started; while [ ! -f %[1]s/open ]; do sleep 0.05; done; {chaos} agent scripted`, gate))
 	out := filepath.Join(dir, "run")
 	p := start(t, env, "run", spec, "--only", "clean,phantom_success@update_ticket", "--out", out, "--data-dir", filepath.Join(dir, "data"), "--results-db", url, "--results-calls")
-	eventually(t, runTimeout, "an agent starts", func() bool { _, err := os.Stat(filepath.Join(gate, "started")); return err == nil })
+	testkit.WaitFor(t, runTimeout, "an agent starts", func() bool { _, err := os.Stat(filepath.Join(gate, "started")); return err == nil })
 	pg.Stop()
 	if err := os.WriteFile(filepath.Join(gate, "open"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.wait(t, runTimeout); code != 0 {
-		t.Fatalf("the run exited %d\nstdout:\n%s\nstderr:\n%s", code, p.stdout, p.stderr)
+	if code := p.Wait(t, runTimeout); code != 0 {
+		t.Fatalf("the run exited %d\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 	}
 
 	for _, f := range []string{"manifest.json", "verdicts.json", "summary.txt", "report.html"} {
@@ -207,32 +207,21 @@ func TestResultsDatabaseGoesAwayMidRun(t *testing.T) {
 		}
 	}
 	var results []run.TrialResult
-	readJSON(t, filepath.Join(out, "verdicts.json"), &results)
+	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &results)
 	if len(results) != 4 {
 		t.Fatalf("%d trials in verdicts.json, want 4", len(results))
 	}
-	id := runID.FindStringSubmatch(p.stdout.String())[1]
+	id := runID.FindStringSubmatch(p.Stdout.String())[1]
 	want := fmt.Sprintf("could not write run %s, 4 trials (%s", id, results[0].ID)
 	summary := string(must(os.ReadFile(filepath.Join(out, "summary.txt"))))
 	if !strings.Contains(summary, "--- results database") || !strings.Contains(summary, want) {
 		t.Errorf("summary.txt does not say what was not written (%q):\n%s", want, summary)
 	}
-	if !strings.Contains(p.stderr.String(), "warning: results database 127.0.0.1") || !strings.Contains(p.stderr.String(), want) {
-		t.Errorf("no warning line on stderr with %q:\n%s", want, p.stderr)
+	if !strings.Contains(p.Stderr.String(), "warning: results database 127.0.0.1") || !strings.Contains(p.Stderr.String(), want) {
+		t.Errorf("no warning line on stderr with %q:\n%s", want, p.Stderr)
 	}
 	if !strings.Contains(summary, "recorded calls") || !strings.Contains(summary, "the run folder has all of it") {
 		t.Errorf("summary.txt:\n%s", summary)
-	}
-}
-
-func readJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 }
 

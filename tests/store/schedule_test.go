@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +23,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/jackc/pgx/v5"
 
@@ -32,6 +30,7 @@ import (
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/tests/testkit"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -49,7 +48,7 @@ import (
 func TestScheduleFindsARegression(t *testing.T) {
 	pg := pgtest.Start(t)
 	results := pg.URL("results")
-	env := testEnv(t)
+	env := testkit.Env(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	style := filepath.Join(dir, "style")
@@ -81,18 +80,18 @@ func TestScheduleFindsARegression(t *testing.T) {
 	// Only the server (and so its worker) has the variable; chaos schedule create has not.
 	serverEnv := append(slices.Clone(env), hookVar+"="+hookURL)
 	srv := startServer(t, serverEnv, data, "--results-db", results)
-	addr := srv.waitStdout(t, regexp.MustCompile(`Temporal server: (\S+)`), time.Second)[1]
+	addr := srv.WaitStdout(t, regexp.MustCompile(`Temporal server: (\S+)`), time.Second)[1]
 	runs := filepath.Join(dir, "runs")
 	r := mustChaos(t, env, "schedule", "create", "nightly", spec, "--every", "5s", "--pair-with-previous",
 		"--webhook", hookRef, "--only", "phantom_success@update_ticket", "--reps", "6", "--concurrency", "6",
 		"--out", runs, "--data-dir", data)
 	for _, want := range []string{"schedule nightly: every 5s", "overlap: skip", "catch-up window 1h0m0s", "compared paired", "webhook: " + hookRef + ", expanded from the worker's environment"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("create says nothing of %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("create says nothing of %q:\n%s", want, r.Stdout)
 		}
 	}
-	if want := "warning: --webhook " + hookRef + ": the environment variable " + hookVar + " is not set here; the worker expands it when it posts"; !strings.Contains(r.stderr, want) {
-		t.Errorf("create does not warn that the worker needs %s: stderr\n%s", hookVar, r.stderr)
+	if want := "warning: --webhook " + hookRef + ": the environment variable " + hookVar + " is not set here; the worker expands it when it posts"; !strings.Contains(r.Stderr, want) {
+		t.Errorf("create does not warn that the worker needs %s: stderr\n%s", hookVar, r.Stderr)
 	}
 	oneClearLine(t, chaos(t, env, "schedule", "create", "nightly", spec, "--every", "5s", "--data-dir", data), "there is a schedule nightly already")
 
@@ -108,9 +107,9 @@ func TestScheduleFindsARegression(t *testing.T) {
 		}
 		return
 	}
-	eventually(t, runTimeout, "the first scheduled run finishes", func() bool { _, f := count(); return f >= 1 })
+	testkit.WaitFor(t, runTimeout, "the first scheduled run finishes", func() bool { _, f := count(); return f >= 1 })
 	mustChaos(t, env, "schedule", "pause", "nightly", "--data-dir", data)
-	eventually(t, runTimeout, "the runs in progress finish", func() bool { s, f := count(); return s == f })
+	testkit.WaitFor(t, runTimeout, "the runs in progress finish", func() bool { s, f := count(); return s == f })
 	verifyingRuns, _ := count()
 	if err := os.WriteFile(style, []byte("blind"), 0o644); err != nil {
 		t.Fatal(err)
@@ -137,7 +136,7 @@ func TestScheduleFindsARegression(t *testing.T) {
 	}
 	// The previous run was a verifying one: never silent wrong.
 	var prev []run.TrialResult
-	readJSON(t, filepath.Join(folders, notice.PreviousRunID, "verdicts.json"), &prev)
+	testkit.ReadJSON(t, filepath.Join(folders, notice.PreviousRunID, "verdicts.json"), &prev)
 	for _, tr := range prev {
 		if !report.Scored(tr.Verdict) || tr.Verdict == report.SilentWrong {
 			t.Errorf("previous run %s: trial %s is %s, want a scored verdict other than silent_wrong", notice.PreviousRunID, tr.ID, tr.Verdict)
@@ -158,16 +157,16 @@ func TestScheduleFindsARegression(t *testing.T) {
 		t.Errorf("results database: regressed %v, %d worse comparisons", regressed, worse)
 	}
 
-	show := mustChaos(t, env, "show", notice.RunID, "--results-db", results).stdout
+	show := mustChaos(t, env, "show", notice.RunID, "--results-db", results).Stdout
 	if !strings.Contains(show, "schedule nightly: REGRESSION against "+notice.PreviousRunID) || !lineWith(show, "phantom_success@update_ticket", "REGRESSION: worse") {
 		t.Errorf("chaos show:\n%s", show)
 	}
-	trend := mustChaos(t, env, "trend", "support-ticket", "--results-db", results).stdout
+	trend := mustChaos(t, env, "trend", "support-ticket", "--results-db", results).Stdout
 	if !lineWith(trend, notice.RunID, "6/6 = 100%", "REGRESSION vs "+notice.PreviousRunID) || !lineWith(trend, notice.PreviousRunID, "0/6 = 0%") {
 		t.Errorf("chaos trend:\n%s", trend)
 	}
 
-	desc := mustChaos(t, env, "schedule", "describe", "nightly", "--data-dir", data).stdout
+	desc := mustChaos(t, env, "schedule", "describe", "nightly", "--data-dir", data).Stdout
 	for _, want := range []string{"every 5s", "paused", "overlap    skip", "catch-up window 1h0m0s", "paired with the previous run", "webhook    " + hookRef + " (expanded from the worker's environment)", "REGRESSION in 1 condition(s) vs " + notice.PreviousRunID} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("describe lacks %q:\n%s", want, desc)
@@ -176,7 +175,7 @@ func TestScheduleFindsARegression(t *testing.T) {
 	if strings.Contains(desc, secret) || strings.Contains(desc, hook.URL) {
 		t.Errorf("describe shows the webhook's URL:\n%s", desc)
 	}
-	list := mustChaos(t, env, "schedule", "list", "--data-dir", data).stdout
+	list := mustChaos(t, env, "schedule", "list", "--data-dir", data).Stdout
 	if !lineWith(list, "nightly", "support-ticket", "every 5s", "paused") {
 		t.Errorf("list:\n%s", list)
 	}
@@ -193,11 +192,7 @@ func TestScheduleFindsARegression(t *testing.T) {
 // workflow's input and PostWebhook's. Each must be the reference ref.
 func checkWebhookKeptAsReference(t *testing.T, addr, runID, ref string) {
 	t.Helper()
-	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.DialTemporal(t, addr)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestServerOnPostgres: chaos server --db keeps Temporal's history in PostgreSQL. A run
@@ -16,24 +17,24 @@ import (
 func TestServerOnPostgres(t *testing.T) {
 	pg := pgtest.Start(t)
 	db := pg.URL("temporal")
-	env := testEnv(t)
+	env := testkit.Env(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 
 	srv := startServer(t, env, data, "--db", db)
-	if !strings.Contains(srv.stdout.String(), fmt.Sprintf("history: PostgreSQL 127.0.0.1:%d/temporal", pg.Port)) {
-		t.Errorf("the server does not say where the history is:\n%s", srv.stdout)
+	if !strings.Contains(srv.Stdout.String(), fmt.Sprintf("history: PostgreSQL 127.0.0.1:%d/temporal", pg.Port)) {
+		t.Errorf("the server does not say where the history is:\n%s", srv.Stdout)
 	}
 	r := mustChaos(t, env, "run", exampleSpec, "--only", "clean", "--out", filepath.Join(dir, "run"), "--data-dir", data)
-	id := runID.FindStringSubmatch(r.stdout)[1]
-	srv.stop(t)
+	id := runID.FindStringSubmatch(r.Stdout)[1]
+	srv.Stop(t)
 
 	// A fresh server (and another data directory: nothing comes from local files).
 	data2 := filepath.Join(dir, "data2")
 	startServer(t, env, data2, "--db", db)
 	r = mustChaos(t, env, "runs", "--data-dir", data2)
-	if !strings.Contains(r.stdout, id) || !lineWith(r.stdout, id, "completed") {
-		t.Errorf("chaos runs after the restart does not list %s as completed:\n%s", id, r.stdout)
+	if !strings.Contains(r.Stdout, id) || !lineWith(r.Stdout, id, "completed") {
+		t.Errorf("chaos runs after the restart does not list %s as completed:\n%s", id, r.Stdout)
 	}
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")

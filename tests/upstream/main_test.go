@@ -8,12 +8,7 @@
 package upstream_test
 
 import (
-	"github.com/crashwall/chaos/tests/chaosbin"
-
 	"bufio"
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -26,37 +21,24 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/chaosbin"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 var (
-	repoRoot string
-	jsDir    string
+	repoRoot = chaosbin.Root()
+	jsDir    = testkit.JSDir()
 	chaosBin string
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
-	repoRoot = chaosbin.Root()
-	jsDir = filepath.Join(repoRoot, "tests", "js")
-	bin, cleanup, err := chaosbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/upstream:", err)
-		return 1
-	}
-	defer cleanup()
-	chaosBin = bin
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testkit.Main(m, "tests/upstream", func(bin string) { chaosBin = bin }))
 }
 
 // node is the node binary; the test fails without it.
 func node(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not on PATH: install Node.js, then npm ci --prefix tests/js (%v)", err)
-	}
-	return bin
+	return testkit.Node(t)
 }
 
 // npmServer is the entry point of an MCP server package installed in tests/js.
@@ -128,49 +110,26 @@ func startEverything(t testing.TB) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
-// testEnv is the environment of a chaos process: its data directory and temporary
-// folder inside the test's own.
+// testEnv is the environment of a chaos process and the test's folder that holds its
+// data directory and temporary folder (testkit.EnvDir).
 func testEnv(t testing.TB, extra ...string) ([]string, string) {
 	t.Helper()
-	tmp := t.TempDir()
-	for _, d := range []string{"tmp", "data"} {
-		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "TMPDIR="+filepath.Join(tmp, "tmp"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
-	return append(env, extra...), tmp
+	return testkit.EnvDir(t, extra...)
 }
 
-// result is how a chaos command ended.
+// result is how a chaos command ended (testkit.Result, under the names this package's
+// tests use).
 type result struct {
 	code           int
 	stdout, stderr string
 }
 
-// runChaos runs the chaos binary to its end (within timeout).
+// runChaos runs the chaos binary to its end; the test fails if it does not end within
+// timeout.
 func runChaos(t testing.TB, env []string, timeout time.Duration, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chaosBin, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("chaos %s did not end within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), timeout, &stdout, &stderr)
-	}
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("chaos %s: %v", strings.Join(args, " "), err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	r := testkit.Run(t, chaosBin, env, timeout, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr}
 }
 
 // writeFile writes a file in dir and returns its path.
