@@ -66,13 +66,28 @@ func filesystemServer(t testing.TB) spec.Server {
 // returns its MCP endpoint; the server is stopped when the test ends.
 func startEverything(t testing.TB) string {
 	t.Helper()
+	return startEverythingAs(t, "streamableHttp", "listening on port", "/mcp")
+}
+
+// startEverythingSSE starts server-everything over the older HTTP+SSE transport and
+// returns its SSE endpoint.
+func startEverythingSSE(t testing.TB) string {
+	t.Helper()
+	return startEverythingAs(t, "sse", "running on port", "/sse")
+}
+
+// startEverythingAs starts server-everything in mode (its first argument) on a free
+// loopback port, waits for the line on its stderr that says it listens, and returns the
+// endpoint at path; the server is stopped when the test ends.
+func startEverythingAs(t testing.TB, mode, listening, path string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(node(t), npmServer(t, "server-everything"), "streamableHttp")
+	cmd := exec.Command(node(t), npmServer(t, "server-everything"), mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -91,7 +106,7 @@ func startEverything(t testing.TB) string {
 		var seen strings.Builder
 		for sc.Scan() {
 			seen.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "listening on port") {
+			if strings.Contains(sc.Text(), listening) {
 				ready <- ""
 				io.Copy(io.Discard, stderr)
 				return
@@ -102,12 +117,12 @@ func startEverything(t testing.TB) string {
 	select {
 	case out := <-ready:
 		if out != "" {
-			t.Fatalf("server-everything exited before listening:\n%s", out)
+			t.Fatalf("server-everything (%s) exited before listening:\n%s", mode, out)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not listen within 30s")
+		t.Fatalf("server-everything (%s) did not listen within 30s", mode)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
 }
 
 // testEnv is the environment of a chaos process and the test's folder that holds its

@@ -1,11 +1,9 @@
 package upstream_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -13,9 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,54 +25,6 @@ import (
 // GET /sse opens the event stream, whose first event names /message?sessionId=... for
 // the client's messages. These tests put it behind the wall as `transport: sse`, which
 // the wall reaches natively (the Go SDK's SSE client), with no bridge.
-
-// startEverythingSSE starts server-everything over SSE on a free loopback port and
-// returns its SSE endpoint; the server is stopped when the test ends.
-func startEverythingSSE(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(node(t), npmServer(t, "server-everything"), "sse")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		var seen strings.Builder
-		for sc.Scan() {
-			seen.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "running on port") {
-				ready <- ""
-				io.Copy(io.Discard, stderr)
-				return
-			}
-		}
-		ready <- seen.String()
-	}()
-	select {
-	case out := <-ready:
-		if out != "" {
-			t.Fatalf("server-everything (sse) exited before listening:\n%s", out)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything (sse) did not listen within 30s")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/sse", port)
-}
 
 func everythingSSESpec(url string) *spec.Spec {
 	return &spec.Spec{Name: "everything", Tasks: []spec.Task{{ID: "t", Prompt: "toggle logging"}},
