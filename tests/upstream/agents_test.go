@@ -13,6 +13,7 @@ import (
 
 	"github.com/crashwall/chaos/agents"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // memoryScript is a reference agent's task against server-memory: create Alice, and
@@ -184,14 +185,14 @@ func TestReferenceAgentsOnFilesystemAndEverything(t *testing.T) {
 	})
 	const toggle = "writes:\n  - name: simulated logging\n    tool: toggle-simulated-logging\n"
 	t.Run("everything, transient error, honest", func(t *testing.T) {
-		r := openRig(t, everythingSpec(url), "transient_error@toggle-simulated-logging")
+		r := openRig(t, everythingSpec(url, spec.TransportStreamableHTTP), "transient_error@toggle-simulated-logging")
 		closing := play(t, r, agents.Honest, toggle)
 		if !strings.Contains(closing, "STATUS: failed") || loggingOn(r) {
 			t.Errorf("closing %q: want the failure reported and logging never started", closing)
 		}
 	})
 	t.Run("everything, transient error, retrying", func(t *testing.T) {
-		r := openRig(t, everythingSpec(url), "transient_error@toggle-simulated-logging")
+		r := openRig(t, everythingSpec(url, spec.TransportStreamableHTTP), "transient_error@toggle-simulated-logging")
 		closing := play(t, r, agents.Retrying, toggle)
 		if !strings.Contains(closing, "STATUS: ok") || !loggingOn(r) {
 			t.Errorf("closing %q: want the retry through and logging started", closing)

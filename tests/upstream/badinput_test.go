@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,8 +11,9 @@ import (
 )
 
 // TestBadServersAtPlanTime: a server that cannot be started, one that answers garbage
-// and a URL that refuses connections stop chaos run (and chaos faults) before anything
-// runs, with exit 1 and a message that names the server and says what went wrong.
+// and a URL that refuses connections, over streamable HTTP or over SSE, stop chaos run
+// (and chaos faults) before anything runs, with exit 1, a message that names the server
+// and the spec and says what went wrong, and no trials.
 func TestBadServersAtPlanTime(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -19,6 +21,7 @@ func TestBadServersAtPlanTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	refusedSSE := fmt.Sprintf("http://%s/sse", ln.Addr())
 	ln.Close()
 	tests := []struct {
 		name   string
@@ -31,6 +34,8 @@ func TestBadServersAtPlanTime(t *testing.T) {
 			[]string{`server "noisy" (sh -c echo this is not JSON-RPC; sleep 30) did not answer the MCP handshake`}},
 		{"URL that refuses connections", "{name: away, url: " + refused + "}",
 			[]string{`server "away" (` + refused + `) did not answer the MCP handshake`, "connection refused"}},
+		{"SSE URL that refuses connections", "{name: away, url: \"" + refusedSSE + "\", transport: sse}",
+			[]string{`server "away" (` + refusedSSE + ` over SSE) did not answer the MCP handshake`, "connection refused"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,6 +58,9 @@ func TestBadServersAtPlanTime(t *testing.T) {
 				if d := time.Since(start); d > 40*time.Second {
 					t.Errorf("chaos %s took %s to refuse", args[0], d)
 				}
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "run", "trials")); err == nil {
+				t.Error("chaos run ran trials against a server it could not reach")
 			}
 		})
 	}

@@ -294,9 +294,22 @@ func TestFilesystemFaults(t *testing.T) {
 	}
 }
 
-func everythingSpec(url string) *spec.Spec {
+// everythingTransports are the transports server-everything is reached over behind the
+// wall, by their servers[].transport names, each with the starter of a server-everything
+// that speaks it (main_test.go).
+var everythingTransports = []struct {
+	name  string
+	start func(testing.TB) string
+}{
+	{spec.TransportStreamableHTTP, startEverything},
+	{spec.TransportSSE, startEverythingSSE},
+}
+
+// everythingSpec is a spec whose only server is server-everything at url, reached over
+// transport.
+func everythingSpec(url, transport string) *spec.Spec {
 	return &spec.Spec{Name: "everything", Tasks: []spec.Task{{ID: "t", Prompt: "toggle logging"}},
-		Servers: []spec.Server{{Name: "everything", URL: url}}}
+		Servers: []spec.Server{{Name: "everything", URL: url, Transport: transport}}}
 }
 
 // loggingOn toggles simulated logging directly (never through the wall) and says whether
@@ -307,8 +320,11 @@ func loggingOn(r *rig) bool {
 	return strings.Contains(string(b), "Stopped")
 }
 
-func TestEverythingOverHTTPFaults(t *testing.T) {
-	url := startEverything(t)
+// TestEverythingOverHTTPAndSSEFaults runs the same conditions against server-everything
+// over each transport (subtests streamable-http and sse, so -run 'EverythingOver.*/sse'
+// picks the SSE ones): the clean condition reaches the server and comes back whole, the
+// fabricating families never reach it, the damaging ones damage the real reply.
+func TestEverythingOverHTTPAndSSEFaults(t *testing.T) {
 	weather := map[string]any{"temperature": 33.0, "conditions": "Cloudy", "humidity": 82.0}
 	tests := []struct {
 		cond string
@@ -332,6 +348,10 @@ func TestEverythingOverHTTPFaults(t *testing.T) {
 			}
 			if loggingOn(r) {
 				t.Error("the fabricated toggle reached the server")
+			}
+			rows := r.calls()
+			if h := rows[0].Hit; h == nil || !h.Fired || h.Performed || h.Family != "phantom_success" {
+				t.Errorf("record: %+v", rows[0].Hit)
 			}
 		}},
 		{"phantom_failure@toggle-simulated-logging", func(t *testing.T, r *rig) {
@@ -392,9 +412,14 @@ func TestEverythingOverHTTPFaults(t *testing.T) {
 			}
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.cond, func(t *testing.T) {
-			tt.play(t, openRig(t, everythingSpec(url), tt.cond))
+	for _, tr := range everythingTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			url := tr.start(t)
+			for _, tt := range tests {
+				t.Run(tt.cond, func(t *testing.T) {
+					tt.play(t, openRig(t, everythingSpec(url, tr.name), tt.cond))
+				})
+			}
 		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package upstream_test puts real MCP servers from npm behind the wall
 // (@modelcontextprotocol/server-memory and server-filesystem over stdio, server-everything
-// over streamable HTTP) and shows that every fault family lands as specified, that probes
+// over streamable HTTP and over HTTP+SSE) and shows that every fault family lands as specified, that probes
 // read the world from the real servers, that a fabricated call never reaches them, that
 // chaos record writes a spec that runs, that secrets stay out of everything written, and
 // that bad servers give clear errors. The servers are part of the tests: with node or the

@@ -1,19 +1,10 @@
 package upstream_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io/fs"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,92 +15,9 @@ import (
 // server-everything speaks only the older HTTP+SSE transport when started with "sse":
 // GET /sse opens the event stream, whose first event names /message?sessionId=... for
 // the client's messages. These tests put it behind the wall as `transport: sse`, which
-// the wall reaches natively (the Go SDK's SSE client), with no bridge.
-
-func everythingSSESpec(url string) *spec.Spec {
-	return &spec.Spec{Name: "everything", Tasks: []spec.Task{{ID: "t", Prompt: "toggle logging"}},
-		Servers: []spec.Server{{Name: "everything", URL: url, Transport: spec.TransportSSE}}}
-}
-
-// TestEverythingOverSSEFaults is TestEverythingOverHTTPFaults with server-everything
-// speaking SSE: the clean condition reaches the server and comes back whole, the
-// fabricating families never reach it, the damaging ones damage the real reply.
-func TestEverythingOverSSEFaults(t *testing.T) {
-	url := startEverythingSSE(t)
-	weather := map[string]any{"temperature": 33.0, "conditions": "Cloudy", "humidity": 82.0}
-	tests := []struct {
-		cond string
-		play func(t *testing.T, r *rig)
-	}{
-		{"clean", func(t *testing.T, r *rig) {
-			if got := r.call("echo", map[string]any{"message": "hi"}); got.isErr || got.text != "Echo: hi" {
-				t.Errorf("echo: %+v", got)
-			}
-			if got := r.call("get-structured-content", map[string]any{"location": "New York"}); !jsonEqual(got.structured, weather) {
-				t.Errorf("structured: %+v", got)
-			}
-			r.call("toggle-simulated-logging", map[string]any{})
-			if !loggingOn(r) {
-				t.Error("the toggle did not reach the server")
-			}
-		}},
-		{"phantom_success@toggle-simulated-logging", func(t *testing.T, r *rig) {
-			if got := r.call("toggle-simulated-logging", map[string]any{}); got.isErr {
-				t.Errorf("reply %+v, want a success", got)
-			}
-			if loggingOn(r) {
-				t.Error("the fabricated toggle reached the server")
-			}
-			rows := r.calls()
-			if h := rows[0].Hit; h == nil || !h.Fired || h.Performed || h.Family != "phantom_success" {
-				t.Errorf("record: %+v", rows[0].Hit)
-			}
-		}},
-		{"phantom_failure@toggle-simulated-logging", func(t *testing.T, r *rig) {
-			if got := r.call("toggle-simulated-logging", map[string]any{}); !got.isErr {
-				t.Errorf("reply %+v, want a failure", got)
-			}
-			if !loggingOn(r) {
-				t.Error("the toggle was not performed")
-			}
-		}},
-		{"transient_error@echo", func(t *testing.T, r *rig) {
-			if got := r.call("echo", map[string]any{"message": "hi"}); !got.isErr {
-				t.Errorf("reply %+v, want a 503", got)
-			}
-			if got := r.call("echo", map[string]any{"message": "hi"}); got.isErr || got.text != "Echo: hi" {
-				t.Errorf("retry %+v", got)
-			}
-		}},
-		{"session_drop@toggle-simulated-logging", func(t *testing.T, r *rig) {
-			r.call("toggle-simulated-logging", map[string]any{})
-			if got := r.call("toggle-simulated-logging", map[string]any{}); !got.isErr || !strings.Contains(got.text, "401") {
-				t.Errorf("second toggle %+v, want a 401", got)
-			}
-			if !loggingOn(r) {
-				t.Error("the first toggle did not reach the server, or the dropped one did")
-			}
-		}},
-		{"truncated_reply@get-structured-content", func(t *testing.T, r *rig) {
-			got := r.call("get-structured-content", map[string]any{"location": "New York"})
-			if got.isErr || json.Valid([]byte(got.text)) || got.structured != nil {
-				t.Errorf("reply %+v, want the text cut and no structured content", got)
-			}
-		}},
-		{"premature_read@get-structured-content", func(t *testing.T, r *rig) {
-			got := r.call("get-structured-content", map[string]any{"location": "New York"})
-			empty := map[string]any{"temperature": 0, "conditions": "", "humidity": 0}
-			if got.isErr || !jsonEqual(got.structured, empty) || !jsonEqual(got.text, empty) {
-				t.Errorf("reply %+v, want every field emptied", got)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.cond, func(t *testing.T) {
-			tt.play(t, openRig(t, everythingSSESpec(url), tt.cond))
-		})
-	}
-}
+// the wall reaches natively (the Go SDK's SSE client), with no bridge. The fault
+// families over SSE are TestEverythingOverHTTPAndSSEFaults/sse (faults_test.go), and
+// an SSE URL that refuses connections is a case of TestBadServersAtPlanTime.
 
 // TestSSEServerChaosRun runs chaos run (the binary) on a spec whose only server is
 // server-everything over SSE, behind a front that notes the Authorization header, with a
@@ -118,26 +26,11 @@ func TestEverythingOverSSEFaults(t *testing.T) {
 // is silent_wrong while the clean trial is correct (the mcp probe reads the server over
 // the trial's own SSE session), chaos faults lists and classifies its tools, a command
 // check is told the server is "type": "sse", and neither secret is in any file the run
-// wrote or in any output.
+// wrote, in any output or in the process list while chaos faults and chaos run go on.
 func TestSSEServerChaosRun(t *testing.T) {
 	t.Parallel()
 	header, key := randomSecret("sse-hdr-"), randomSecret("sse-key-")
-	everything := startEverythingSSE(t)
-	target, _ := url.Parse(everything)
-	var streams, messages, bare atomic.Int64
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Header.Get("Authorization") != "Bearer "+header:
-			bare.Add(1)
-		case r.Method == http.MethodGet:
-			streams.Add(1)
-		case r.Method == http.MethodPost:
-			messages.Add(1)
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer front.Close()
+	front := startHeaderFront(t, startEverythingSSE(t), header)
 
 	env, tmp := testEnv(t, "SSE_TEST_HEADER="+header, "SSE_TEST_KEY="+key)
 	script := writeFile(t, tmp, "script.yaml", `sources:
@@ -146,15 +39,9 @@ writes:
   - name: simulated logging
     tool: toggle-simulated-logging
 `)
-	checker := writeFile(t, tmp, "check.sh", `#!/bin/sh
-problems=""
-echo "$CHAOS_MCP_CONFIG" | grep -q '"everything":{"type":"sse"' || problems="$problems not an sse server;"
-echo "$CHAOS_MCP_CONFIG" | grep -q 'Bearer ${SSE_TEST_HEADER}' || problems="$problems no header reference;"
-echo "{\"problems\": [${problems:+\"$problems\"}]}"
-`)
-	if err := os.Chmod(checker, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	checker := writeConfigCheck(t, tmp,
+		configWant{`"everything":{"type":"sse"`, "not an sse server"},
+		configWant{`Bearer ${SSE_TEST_HEADER}`, "no header reference"})
 	// The probe toggles logging again on the trial's own session: "Stopped" says the
 	// agent's toggle reached the server.
 	specPath := writeFile(t, tmp, "sse.yaml", fmt.Sprintf(`name: sse
@@ -175,6 +62,8 @@ claim:
   status_field: "(?im)^\\W*STATUS:\\s*(ok|partial|failed)"
 `, script, front.URL, yamlQuote(checker)))
 
+	// Watch the process list while chaos faults and chaos run go on.
+	stopWatching := watchProcessList(t, header, key)
 	faultsOut := runChaos(t, env, time.Minute, "faults", specPath)
 	if faultsOut.code != 0 {
 		t.Fatalf("chaos faults exited %d\nstdout:\n%s\nstderr:\n%s", faultsOut.code, faultsOut.stdout, faultsOut.stderr)
@@ -188,6 +77,7 @@ claim:
 	out := filepath.Join(tmp, "run")
 	start := time.Now()
 	res := runChaos(t, env, 4*time.Minute, "run", specPath, "--out", out, "--only", "clean,phantom_success@toggle-simulated-logging")
+	stopWatching()
 	if res.code != 0 {
 		t.Fatalf("chaos run exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -209,9 +99,7 @@ claim:
 		if r.Verdict != v {
 			t.Errorf("%s: verdict %s (%s), want %s; checks %+v; closing %q", k, r.Verdict, r.VerdictWhy, v, r.Checks, r.Closing)
 		}
-		if len(r.Checks) < 2 || !r.Checks[1].OK || !strings.HasPrefix(r.Checks[1].Check, "command ") {
-			t.Errorf("%s: the command check did not pass: %+v", k, r.Checks)
-		}
+		commandCheckPassed(t, k, r)
 	}
 	if r := got["main clean"]; len(r.Checks) == 0 || !r.Checks[0].OK {
 		t.Errorf("clean: the probe did not see the toggle on the server: %+v", r.Checks)
@@ -245,72 +133,12 @@ claim:
 	}
 
 	// The header reached the server, expanded, on the event streams and on the messages.
-	if streams.Load() < 3 || messages.Load() < 6 || bare.Load() != 0 {
-		t.Errorf("with the header: %d streams (want plan, chaos faults and 2 trials), %d messages; %d requests without it", streams.Load(), messages.Load(), bare.Load())
+	if front.gets.Load() < 3 || front.posts.Load() < 6 || front.bare.Load() != 0 {
+		t.Errorf("with the header: %d streams (want plan, chaos faults and 2 trials), %d messages; %d requests without it", front.gets.Load(), front.posts.Load(), front.bare.Load())
 	}
 
-	// Neither secret is in any output or any file the runs wrote: the run folder, the data
-	// directory (Temporal's history, logs) and the temporary folder (sandboxes).
-	for _, s := range []string{header, key} {
-		for name, text := range map[string]string{"chaos run stdout": res.stdout, "chaos run stderr": res.stderr, "chaos faults output": faultsOut.stdout + faultsOut.stderr} {
-			if strings.Contains(text, s) {
-				t.Errorf("%s holds a secret", name)
-			}
-		}
-	}
-	files := 0
-	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		files++
-		for _, s := range []string{header, key} {
-			if bytes.Contains(b, []byte(s)) {
-				t.Errorf("%s holds a secret", p)
-			}
-		}
-		return nil
-	})
-	if files < 10 {
-		t.Errorf("only %d files searched", files)
-	}
-}
-
-// TestSSEServerRefusedAtPlanTime: an SSE server whose URL refuses connections stops
-// chaos run and chaos faults before anything runs, with exit 1 and a message naming the
-// server and the spec.
-func TestSSEServerRefusedAtPlanTime(t *testing.T) {
-	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := fmt.Sprintf("http://%s/sse", ln.Addr())
-	ln.Close()
-	env, tmp := testEnv(t)
-	specPath := writeFile(t, tmp, "bad.yaml", "name: bad\ntask: anything\nagent: {command: \"true\"}\nservers:\n  - {name: away, url: \""+refused+"\", transport: sse}\n")
-	for _, args := range [][]string{{"run", specPath, "--out", filepath.Join(tmp, "run")}, {"faults", specPath}} {
-		start := time.Now()
-		res := runChaos(t, env, time.Minute, args...)
-		if res.code != 1 {
-			t.Errorf("chaos %s: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", args[0], res.code, res.stdout, res.stderr)
-		}
-		for _, w := range []string{`server "away" (` + refused + ` over SSE) did not answer the MCP handshake`, "connection refused", specPath} {
-			if !strings.Contains(res.stderr, w) {
-				t.Errorf("chaos %s: stderr %q\nwant it to contain %q", args[0], res.stderr, w)
-			}
-		}
-		if d := time.Since(start); d > 40*time.Second {
-			t.Errorf("chaos %s took %s to refuse", args[0], d)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(tmp, "run", "trials")); err == nil {
-		t.Error("chaos run ran trials against a server it could not reach")
-	}
+	// Neither secret is in any output or any file the runs wrote.
+	noSecrets(t, tmp, map[string]string{"chaos run stdout": res.stdout, "chaos run stderr": res.stderr, "chaos faults output": faultsOut.stdout + faultsOut.stderr}, header, key)
 }
 
 // TestSSEServerRecord: chaos record takes an SSE server as --server sse+http://...; the
