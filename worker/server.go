@@ -258,6 +258,13 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
 		// Enough cached workflows for a run's trials, small enough for a laptop.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// The history service reads its task queues at most 20 times a second by
+		// default, which a cluster with many shards never notices; with one shard every
+		// workflow and activity task of a trial waited ~45 ms for its turn (about a dozen
+		// per trial: 0.9 s of overhead at concurrency 1). BenchmarkTrialOverhead measures it.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      1000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 1000,
 		// The web UI polls the workflow list.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// On by default in this server version; stated because chaos relies on them:
