@@ -21,15 +21,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crashwall/chaos"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/record"
 )
 
-// The headers by which an agent declares where a model call stands. Every X-Chaos-*
-// header is removed before the call is forwarded.
+// The headers by which an agent declares where a model call stands (the public package
+// github.com/crashwall/chaos sets them for Go agents). Every X-Chaos-* header is removed
+// before the call is forwarded.
 const (
-	PositionHeader = "X-Chaos-Position"
-	AttemptHeader  = "X-Chaos-Attempt"
+	PositionHeader = chaos.PositionHeader
+	AttemptHeader  = chaos.AttemptHeader
 )
 
 // TransportLLM is the record's transport for model calls.
