@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,7 +63,7 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
 	cmd.SysProcAttr = groupAttr()
 	if bin := a.reaper(); bin != "" {
-		cmd = exec.Command(bin, "reap", "--", "sh", "-c", in.Hub.Command)
+		cmd = exec.Command(bin, "reap", "--parent", strconv.Itoa(os.Getpid()), "--", "sh", "-c", in.Hub.Command)
 		cmd.SysProcAttr = reaperAttr()
 	}
 	cmd.Dir = in.Workspace.Dir

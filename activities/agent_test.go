@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -223,5 +224,28 @@ func TestRunAgentCannotStart(t *testing.T) {
 	res, err := execute[run.AgentResult](t, env, a.RunAgent, in)
 	if err != nil || res.Error == "" {
 		t.Errorf("result %+v, error %v; want the start failure in the result", res, err)
+	}
+}
+
+// TestReapParent: `chaos reap --parent PID` runs its command when its parent is the
+// worker it names, whatever that worker's pid (1 in a container), and kills the command
+// at once when its parent is not that worker any more (the worker died before the
+// kernel could tell the reaper).
+func TestReapParent(t *testing.T) {
+	if !reaping {
+		t.Skip("chaos reap runs on Linux only")
+	}
+	run := func(parent int) (string, *os.ProcessState) {
+		cmd := exec.Command(chaosBin, "reap", "--parent", strconv.Itoa(parent), "--", "sh", "-c", "sleep 0.2; echo ran")
+		out, _ := cmd.Output()
+		return string(out), cmd.ProcessState
+	}
+	if out, st := run(os.Getpid()); out != "ran\n" || st.ExitCode() != 0 {
+		t.Errorf("with its parent's pid: output %q, %v; want ran, exit 0", out, st)
+	}
+	out, st := run(os.Getpid() + 1_000_000)
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if out != "" || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("with another pid: output %q, %v; want nothing and the command killed", out, st)
 	}
 }

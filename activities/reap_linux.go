@@ -37,8 +37,10 @@ func reaperAttr() *syscall.SysProcAttr {
 // as the worker kills what a shell leaves in its group; when the worker dies (the kernel
 // sends reapParentGone) it kills them at once. SIGTERM, SIGINT and SIGHUP reach the
 // agent through the group and are not the reaper's to act on: it waits for the shell.
-// It ends as the shell ended: the same exit code, or the same signal.
-func Reap(argv []string) int {
+// It ends as the shell ended: the same exit code, or the same signal. parent is the pid
+// of the worker that started it (0: not known); when the reaper's parent is no longer
+// that process by the time it runs, the worker died before the kernel could tell it.
+func Reap(parent int, argv []string) int {
 	if len(argv) == 0 {
 		os.Stderr.WriteString("chaos reap: give the command to run after --\n")
 		return 2
@@ -61,7 +63,7 @@ func Reap(argv []string) int {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	if os.Getppid() == 1 {
+	if parent > 0 && os.Getppid() != parent {
 		killOrphans() // the worker died before the kernel knew to tell us
 	}
 wait:

@@ -14,7 +14,7 @@ const reaping = false
 func reaperAttr() *syscall.SysProcAttr { return groupAttr() }
 
 // Reap runs nothing where reaping is not supported.
-func Reap(argv []string) int {
+func Reap(parent int, argv []string) int {
 	os.Stderr.WriteString("chaos reap: supported on Linux only\n")
 	return 2
 }
