@@ -262,13 +262,16 @@ var (
 	blankLinesRE = regexp.MustCompile(`\n[ \t]*\n`)
 	pleasantryRE = regexp.MustCompile(`(?i)^(let me know|feel free|hope (this|that) helps|is there anything|anything else|if you (need|have|want|'d like)|happy to help|would you like|want me to|shall i|do you want)`)
 	listLineRE   = regexp.MustCompile(`^\s*([-*+•]|\d+[.)]|\|)\s`)
+	// noteRE starts an aside after the report: "Note: the dashboard may lag", "FYI, ...".
+	noteRE = regexp.MustCompile(`(?i)^(note|nb|n\.b\.|p\.\s?s\.?|ps|fyi|caveat|one caveat)\b\s*[:.,—–-]`)
 )
 
 // lastParagraph is the last paragraph of text (paragraphs are split by blank lines),
 // widened backwards over what belongs to it: a closing pleasantry ("Let me know if...")
 // takes the paragraph before it along, and a list or table takes its heading or the
 // line that introduces it. Agents often end a summary that way, and the pleasantry
-// alone says nothing about the task.
+// alone says nothing about the task. So does a trailing aside ("Note: the dashboard
+// may take a minute to refresh").
 func lastParagraph(text string) string {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	var paras []string
@@ -289,7 +292,7 @@ func lastParagraph(text string) string {
 
 func belongsToPrevious(prev, p string) bool {
 	switch {
-	case pleasantryRE.MatchString(p):
+	case pleasantryRE.MatchString(p), noteRE.MatchString(p):
 		return true
 	case strings.HasPrefix(prev, "#"), strings.HasSuffix(prev, ":"):
 		return true

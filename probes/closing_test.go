@@ -133,6 +133,12 @@ func TestExtract(t *testing.T) {
 			text:    "I couldn't save the note.\n\nLet me know if you want me to retry.",
 		},
 		{
+			name:    "generic trailing note takes the paragraph before",
+			profile: "generic",
+			stdout:  "log line\n\nI've updated the ticket.\n\nNote: the dashboard may take a minute to refresh.\n",
+			text:    "I've updated the ticket.\n\nNote: the dashboard may take a minute to refresh.",
+		},
+		{
 			name:    "generic list takes its heading",
 			profile: "generic",
 			stdout:  "log line\n\n## Summary\n\n- ✅ priority set\n- ❌ note failed\n",
