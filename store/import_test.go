@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
@@ -222,15 +221,5 @@ func snapshot(t *testing.T, url string) string {
 
 func queryText(t *testing.T, url, query string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var s string
-	if err := conn.QueryRow(ctx, query).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return s
+	return pgtest.QueryOne[string](t, url, query)
 }

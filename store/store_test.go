@@ -294,17 +294,7 @@ func version(t *testing.T, s *store.Store) int {
 
 func count(t *testing.T, url, query string) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
+	return pgtest.QueryOne[int](t, url, query)
 }
 
 func exec(t *testing.T, url, stmt string) {

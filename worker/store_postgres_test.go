@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -182,15 +181,5 @@ func historyLength(t *testing.T, c client.Client, id string) int {
 
 func schemaVersion(t *testing.T, url, db string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var v string
-	if err := conn.QueryRow(ctx, "SELECT curr_version FROM schema_version WHERE version_partition = 0 AND db_name = $1", db).Scan(&v); err != nil {
-		t.Fatalf("schema version of %s: %v", db, err)
-	}
-	return v
+	return pgtest.QueryOne[string](t, url, "SELECT curr_version FROM schema_version WHERE version_partition = 0 AND db_name = $1", db)
 }

@@ -255,3 +255,22 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// QueryOne runs a query that returns one row of one column on the database at url and
+// returns that value; any failure fails the test.
+func QueryOne[T any](tb testing.TB, url, query string, args ...any) T {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var v T
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatalf("pgtest: connect: %v", err)
+		return v
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, query, args...).Scan(&v); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return v
+}
