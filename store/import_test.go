@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
