@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -327,8 +328,41 @@ func (a *Activities) PostWebhook(ctx context.Context, in WebhookInput) error {
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("webhook at %s answered %s: %s", where, resp.Status, strings.TrimSpace(string(snippet)))
+		return fmt.Errorf("webhook at %s answered %s: %s", where, resp.Status, scrubURL(strings.TrimSpace(string(snippet)), target))
 	}
 	a.logger().Info("regression posted to the webhook", "run", in.Notice.RunID, "webhook", where, "status", resp.StatusCode)
 	return nil
+}
+
+// scrubURL removes from text (a webhook's answer, quoted in errors and the run's note) the
+// webhook's URL and the parts of it past the host, which may be its secret: a receiver
+// that echoes the request it refused must not put the secret in the history. Path
+// segments and query values of six characters or more are removed wherever they stand.
+func scrubURL(text, target string) string {
+	text = strings.ReplaceAll(text, target, "<webhook URL>")
+	u, err := url.Parse(target)
+	if err != nil {
+		return text
+	}
+	var parts []string
+	if p := strings.Trim(u.EscapedPath(), "/"); p != "" {
+		parts = append(parts, p, strings.Trim(u.Path, "/"))
+		for _, seg := range strings.Split(p, "/") {
+			parts = append(parts, seg)
+		}
+	}
+	if u.RawQuery != "" {
+		parts = append(parts, u.RawQuery)
+		for _, vs := range u.Query() {
+			parts = append(parts, vs...)
+		}
+	}
+	// Longest first, so that a whole path goes before its segments.
+	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range parts {
+		if len(p) >= 6 {
+			text = strings.ReplaceAll(text, p, "<hidden>")
+		}
+	}
+	return text
 }

@@ -136,7 +136,12 @@ func TestPostWebhook(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		json.Unmarshal(b, &got)
 		w.WriteHeader(status)
-		fmt.Fprint(w, "thanks")
+		if status == http.StatusOK {
+			fmt.Fprint(w, "thanks")
+			return
+		}
+		// A receiver that echoes what it refused, the secret in the URL included.
+		fmt.Fprintf(w, "no such hook: %s (POST http://%s%s)", r.URL.Path[1:], r.Host, r.URL.RequestURI())
 	}))
 	defer srv.Close()
 	a := &Activities{}
@@ -150,8 +155,12 @@ func TestPostWebhook(t *testing.T) {
 	}
 	status = http.StatusInternalServerError
 	err := a.PostWebhook(context.Background(), WebhookInput{URL: srv.URL + "/secret-token", Notice: notice})
-	if err == nil || !strings.Contains(err.Error(), "500") || strings.Contains(err.Error(), "secret-token") {
-		t.Errorf("error %v: want the status, without the URL's path", err)
+	if err == nil || !strings.Contains(err.Error(), "500") || strings.Contains(err.Error(), "secret-token") || !strings.Contains(err.Error(), "no such hook: <hidden>") {
+		t.Errorf("error %v: want the status and the answer, without the URL's path (the receiver echoed it)", err)
+	}
+	err = a.PostWebhook(context.Background(), WebhookInput{URL: srv.URL + "/hooks/secret-token?sig=abc123", Notice: notice})
+	if err == nil || strings.Contains(err.Error(), "secret-token") || strings.Contains(err.Error(), "abc123") {
+		t.Errorf("error %v: want neither the path nor the query the receiver echoed", err)
 	}
 }
 
