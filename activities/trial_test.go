@@ -80,8 +80,13 @@ func TestTrial(t *testing.T) {
 					t.Errorf("the spec's command filled in as %s; want %s agent scripted --style %s ...", hub.Command, chaosBin, style)
 				}
 			}
-			result := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &res})
-			if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+			result := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &res, CloseReason: "agent exited"})
+			// Verify closed the record once it had read the world: it is whole before
+			// Teardown, as it would be if this worker died now.
+			if l, err := record.ReadFile(filepath.Join(ws.TrialDir, "record.jsonl")); err != nil || l.End == nil || l.End.Reason != "agent exited" || l.End.FinalState == nil {
+				t.Errorf("after Verify the record has no session_end \"agent exited\" with the final state (error %v)", err)
+			}
+			if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "teardown"}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -119,6 +124,15 @@ func TestTrial(t *testing.T) {
 			}
 			if last := l.Rows[len(l.Rows)-1]; last.Type != record.TypeSessionEnd || last.Reason != "agent exited" {
 				t.Errorf("the record ends with %s %q; want session_end \"agent exited\"", last.Type, last.Reason)
+			}
+			ends := 0
+			for _, r := range l.Rows {
+				if r.Type == record.TypeSessionEnd {
+					ends++
+				}
+			}
+			if ends != 1 {
+				t.Errorf("the record has %d session_end rows after Teardown; want the one Verify wrote", ends)
 			}
 			var written run.TrialResult
 			b, err := os.ReadFile(filepath.Join(ws.TrialDir, "result.json"))

@@ -142,6 +142,13 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		return res, err
 	}
 	a.logger().Info("trial verified", "trial", t.ID, "outcome", res.Outcome, "world_ok", res.WorldOK, "calls", res.Calls, "fired", res.Fired)
+	// The world has been read: close the record now, so that it is whole even if this
+	// worker dies before Teardown (which then finds it closed and only cleans up).
+	if lt := a.live(in.Trial.Key()); lt != nil && in.CloseReason != "" {
+		if err := lt.hub.Close(in.CloseReason); err != nil {
+			a.logger().Warn("could not close the record after verifying", "trial", t.ID, "error", err)
+		}
+	}
 	return res, nil
 }
 

@@ -148,6 +148,10 @@ type VerifyInput struct {
 	Aborted string `json:"aborted,omitempty"`
 	// Failure is an infrastructure failure that ended the trial (no verdict).
 	Failure string `json:"failure,omitempty"`
+	// CloseReason, when set, has Verify close the trial's record (session_end, with the
+	// final state) once it has read the world, with this reason: the record is complete
+	// even if the worker dies before Teardown. Teardown closes it otherwise.
+	CloseReason string `json:"close_reason,omitempty"`
 }
 
 // TeardownInput is the input of Teardown.

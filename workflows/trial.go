@@ -113,7 +113,7 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 
 	fail := func(stage string, err error) (TrialResult, error) {
 		teardownReason = stage + " failed"
-		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error()}
+		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason}
 		return verifyTrial(setupCtx, verify, result)
 	}
 
@@ -202,6 +202,7 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	if agentDone || abortReason != "" {
 		verify.Agent = &agentRes
 	}
+	verify.CloseReason = teardownReason
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(setupCtx)
 	defer cancel()
