@@ -2,10 +2,13 @@ package proxies
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/spec"
 )
 
 // Version is the wall's version as MCP clients see it.
@@ -16,7 +19,7 @@ var Version = "0.1.0"
 func NewMCPServer(h *Hub, transport string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
 	for _, t := range h.Tools() {
-		s.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: InputSchema(t)},
+		s.AddTool(mcpTool(t),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				reply, err := h.Call(ctx, transport, req.Params.Name, req.Params.Arguments)
 				if err != nil {
@@ -51,6 +54,21 @@ func unknownTools(hubFor func() *Hub, transport string) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// mcpTool is how the wall lists a tool: its name, description and input schema, and the
+// annotations of a real server's tool (clients act on readOnlyHint and destructiveHint).
+// A real tool's outputSchema is not passed on: a fault's damaged structured content
+// would then fail the client's own validation instead of reaching the agent.
+func mcpTool(t spec.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: InputSchema(t)}
+	if len(t.Annotations) > 0 {
+		var a mcp.ToolAnnotations
+		if json.Unmarshal(t.Annotations, &a) == nil {
+			mt.Annotations = &a
+		}
+	}
+	return mt
 }
 
 // rpcError maps a hub error to a JSON-RPC error the client can read.

@@ -264,6 +264,11 @@ func (u *Upstream) serve(simSpec *spec.Spec) {
 					t.InputSchema = b
 				}
 			}
+			if mt.Annotations != nil {
+				if b, err := json.Marshal(mt.Annotations); err == nil {
+					t.Annotations = b
+				}
+			}
 			if o, ok := c.server.Tools[mt.Name]; ok {
 				t.Reply = o.Reply
 			}

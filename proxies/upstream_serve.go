@@ -21,7 +21,7 @@ import (
 func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *Hub, in io.Reader, out io.Writer) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-proxy", Version: Version}, nil)
 	for _, t := range up.Tools() {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: InputSchema(t)},
+		srv.AddTool(mcpTool(t),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if h := hubFor(); h != nil {
 					reply, err := h.Call(ctx, "stdio", req.Params.Name, req.Params.Arguments)

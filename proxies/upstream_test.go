@@ -367,3 +367,40 @@ func TestUpstreamRefusesWithReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamAnnotationsReachTheAgent: the wall lists a real server's tools with the
+// annotations the server gave them (clients act on readOnlyHint and destructiveHint), and
+// a simulated tool with none.
+func TestUpstreamAnnotationsReachTheAgent(t *testing.T) {
+	n := startNotes(t)
+	hub, _, _ := upstreamHub(t, n, faults.CleanID)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := proxies.NewMCPServer(hub, "http").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.ToolAnnotations{}
+	for _, tool := range list.Tools {
+		got[tool.Name] = tool.Annotations
+	}
+	if a := got["get_note"]; a == nil || !a.ReadOnlyHint {
+		t.Errorf("get_note annotations %+v, want readOnlyHint true as the server gave", a)
+	}
+	if a := got["save_note"]; a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
+		t.Errorf("save_note annotations %+v, want destructiveHint false as the server gave", a)
+	}
+	if len(got) != len(hub.Tools()) {
+		t.Errorf("listed %d tools, the hub has %d", len(got), len(hub.Tools()))
+	}
+}

@@ -145,6 +145,10 @@ type Tool struct {
 	// Remote is the tool's name on that server (it differs where names collide).
 	Server string `json:"server,omitempty"`
 	Remote string `json:"remote,omitempty"`
+	// Annotations are the MCP tool annotations a real server gives the tool (readOnlyHint,
+	// destructiveHint, title, ...), passed on to the agent as they are; none for a
+	// simulated tool.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
 // StateCheck is a check of the final world: the value stored under Key.
