@@ -53,6 +53,12 @@ func Reap(parent int, argv []string) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, reapParentGone)
 
+	if parent > 0 && os.Getppid() != parent {
+		// The worker died before this process could hear of it: start nothing.
+		os.Stderr.WriteString("chaos reap: the worker that started this agent is gone\n")
+		return 128 + int(syscall.SIGKILL)
+	}
+
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The shell goes if the reaper is killed outright (SIGKILL leaves it no time).
@@ -63,9 +69,6 @@ func Reap(parent int, argv []string) int {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	if parent > 0 && os.Getppid() != parent {
-		killOrphans() // the worker died before the kernel knew to tell us
-	}
 wait:
 	for {
 		select {
@@ -73,7 +76,10 @@ wait:
 			break wait
 		case s := <-sigs:
 			if s == reapParentGone {
+				// The worker is gone: everything goes, the shell too. killOrphans may
+				// reap the shell before cmd.Wait does, so its state is not read here.
 				killOrphans()
+				return 128 + int(syscall.SIGKILL)
 			}
 		}
 	}
