@@ -6,15 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies"
-	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -29,29 +26,7 @@ func sseNotesSpec(url string) *spec.Spec {
 // timeout is short: the session must outlive it.
 func sseHub(t *testing.T, n *notesServer, condID string) (*proxies.Hub, *proxies.Upstream, string) {
 	t.Helper()
-	up, err := proxies.OpenUpstream(context.Background(), proxies.UpstreamConfig{Spec: sseNotesSpec(n.URL), Lookup: lookupToken, ConnectTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, err := faults.Generate(up.Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cond, ok := faults.Find(conds, condID)
-	if !ok {
-		t.Fatalf("no condition %s in %v", condID, faults.IDs(conds))
-	}
-	path := filepath.Join(t.TempDir(), "record.jsonl")
-	rec, err := record.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: up.Spec(), Condition: cond, Seed: 3, Trial: "t/1", Record: rec, Source: up})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hub.Close("test cleanup") })
-	return hub, up, path
+	return hubOver(t, proxies.UpstreamConfig{Spec: sseNotesSpec(n.URL), Lookup: lookupToken, ConnectTimeout: 2 * time.Second}, condID)
 }
 
 // TestUpstreamOverSSE: a server that speaks only the older HTTP+SSE transport, reached

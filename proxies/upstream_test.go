@@ -132,7 +132,14 @@ func lookupToken(name string) (string, bool) {
 // upstreamHub opens the notes server behind a hub with cond armed (by id).
 func upstreamHub(t *testing.T, n *notesServer, condID string) (*proxies.Hub, *proxies.Upstream, string) {
 	t.Helper()
-	up, err := proxies.OpenUpstream(context.Background(), proxies.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken})
+	return hubOver(t, proxies.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken}, condID)
+}
+
+// hubOver opens the upstream cfg names and a hub over it armed with condID; it returns
+// the hub, the upstream and the record's path, and closes the hub when the test ends.
+func hubOver(t *testing.T, cfg proxies.UpstreamConfig, condID string) (*proxies.Hub, *proxies.Upstream, string) {
+	t.Helper()
+	up, err := proxies.OpenUpstream(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
