@@ -59,7 +59,7 @@ func (m ModelSpec) Armed() bool {
 	return m.Upstream != "" && m.FaultName() != NoModelFault
 }
 
-// envRef is a ${VAR} in model.upstream.
+// envRef is a ${VAR} in model.upstream, a server header, a webhook or agent.env.
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // ExpandUpstream is model.upstream with its ${VAR}s replaced from lookup (os.LookupEnv
@@ -69,17 +69,13 @@ func (m ModelSpec) ExpandUpstream(lookup func(string) (string, bool)) (string, e
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	var missing []string
-	out := envRef.ReplaceAllStringFunc(m.Upstream, func(ref string) string {
-		name := envRef.FindStringSubmatch(ref)[1]
+	// An empty value is no base URL: taken as unset.
+	out, err := ExpandSecrets(m.Upstream, func(name string) (string, bool) {
 		v, ok := lookup(name)
-		if !ok || v == "" {
-			missing = append(missing, name)
-		}
-		return v
+		return v, ok && v != ""
 	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("model.upstream %q: the environment variable %s is not set", m.Upstream, strings.Join(missing, ", "))
+	if err != nil {
+		return "", fmt.Errorf("model.upstream %q: %v", m.Upstream, err)
 	}
 	if err := checkUpstream(out); err != nil {
 		return "", fmt.Errorf("model.upstream %q: %v", out, err)
