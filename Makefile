@@ -6,6 +6,8 @@ GO ?= go
 FUZZ_PARSE ?= 100000x
 FUZZ_REST ?= 20000x
 FUZZ_MINIMIZE ?= 500x
+# FuzzFillCommand runs sh for every input: a small count keeps it short.
+FUZZ_FILL ?= 2000x
 
 .PHONY: test deps unit fuzz bench js image
 
@@ -31,6 +33,7 @@ unit:
 fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./proxies -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
+	$(GO) test ./spec -run '^$$' -fuzz '^FuzzFillCommand$$' -fuzztime $(FUZZ_FILL) -fuzzminimizetime 100x
 
 bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x

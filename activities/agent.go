@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // DefaultAgentTimeout is the agent's timeout when the spec gives none.
@@ -159,15 +160,12 @@ func agentEnv(specEnv map[string]string, in run.AgentInput) []string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		env = append(env, "CHAOS_AXIS_"+envName(k)+"="+axes[k])
+		env = append(env, spec.TokenVar(k)+"="+axes[k])
 	}
-	return env
+	// The filled command refers to every token's value by its variable (spec.FillCommand);
+	// set last, so neither agent.env nor the worker's environment can stand in for one.
+	return append(env, spec.TokenEnv(in.Hub.Tokens)...)
 }
-
-var notEnvChar = regexp.MustCompile(`[^A-Z0-9_]`)
-
-// envName is an axis name as an environment variable name: upper case, _ for the rest.
-func envName(s string) string { return notEnvChar.ReplaceAllString(strings.ToUpper(s), "_") }
 
 // exitCode is the process's exit code, or 128+signal when a signal ended it, as a shell
 // reports it.

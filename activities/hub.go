@@ -12,6 +12,7 @@ import (
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // StartHub starts the trial's hub (world, armed condition, record) and serves it on a
@@ -134,7 +135,15 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	for name, v := range t.Trial.Axes {
 		tokens[name] = v
 	}
-	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
+	// The command refers to the values through environment variables (agentEnv sets
+	// them): no value is ever written into the shell text.
+	command, probs := spec.FillCommand(template, func(name string) bool { _, ok := tokens[name]; return ok })
+	if len(probs) > 0 {
+		a.drop(t.Key())
+		hub.Close("the agent command was refused: " + probs[0].Msg)
+		return run.HubInfo{}, badInput(fmt.Errorf("agent.command: %s", probs[0].Msg))
+	}
+	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: command}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil
 }

@@ -46,8 +46,8 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 			return errors.Join(append(errs, err)...)
 		}
 	}
-	if !a.ownsSandbox(dir) {
-		log.Warn("left a workspace folder that is not under the work root", "dir", dir, "work_root", a.workRoot())
+	if !a.ownsSandbox(dir) || (in.Workspace.TrialDir != "" && !recordedSandbox(in.Workspace.TrialDir, dir)) {
+		log.Warn("left a workspace folder that is not the sandbox recorded for this trial under the work root", "dir", dir, "work_root", a.workRoot())
 		return errors.Join(errs...)
 	}
 	if err := os.RemoveAll(dir); err != nil {

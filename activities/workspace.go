@@ -31,6 +31,8 @@ func (a *Activities) PrepareWorkspace(ctx context.Context, in run.TrialInput) (r
 	if err != nil {
 		return run.Workspace{}, badInput(err)
 	}
+	// An earlier attempt's sandbox goes by its record, before its trial folder does.
+	a.removeRecordedSandbox(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		return run.Workspace{}, fmt.Errorf("clear the trial folder %s left by an earlier attempt: %w", dir, err)
 	}
@@ -42,9 +44,18 @@ func (a *Activities) PrepareWorkspace(ctx context.Context, in run.TrialInput) (r
 		return run.Workspace{}, fmt.Errorf("write the trial's copy of the spec: %w", err)
 	}
 
-	ws.Dir = filepath.Join(a.workRoot(), spec.PathSafe(in.RunID+"-"+in.Trial.ID))
-	if err := os.RemoveAll(ws.Dir); err != nil {
-		return run.Workspace{}, fmt.Errorf("clear the sandbox %s left by an earlier attempt: %w", ws.Dir, err)
+	// A fresh folder of its own, never one that was there: so removing it removes only
+	// what this attempt made. Its path is recorded in the trial folder, the exact record
+	// by which Teardown (or the next attempt) removes it and nothing else.
+	if err := os.MkdirAll(a.workRoot(), 0o755); err != nil {
+		return run.Workspace{}, fmt.Errorf("create the work root: %w", err)
+	}
+	if ws.Dir, err = os.MkdirTemp(a.workRoot(), spec.PathSafe(in.RunID+"-"+in.Trial.ID)+"-"); err != nil {
+		return run.Workspace{}, fmt.Errorf("create the sandbox: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, sandboxRecord), []byte(ws.Dir)); err != nil {
+		os.Remove(ws.Dir)
+		return run.Workspace{}, fmt.Errorf("record the sandbox: %w", err)
 	}
 	if err := a.fillSandbox(ctx, s, specDir(in.Spec), &ws); err != nil {
 		// The workflow never learns of a sandbox whose preparation failed, so no Teardown
@@ -62,28 +73,77 @@ func (a *Activities) fillSandbox(ctx context.Context, s *spec.Spec, base string,
 			return err
 		}
 		ws.Git = true
-	} else if err := os.MkdirAll(ws.Dir, 0o755); err != nil {
-		return fmt.Errorf("create the sandbox: %w", err)
 	}
 	for _, f := range s.Workspace.Files {
-		src := f
-		if !filepath.IsAbs(src) {
-			src = filepath.Join(base, src)
-		}
-		// A file named inside the spec's folder keeps its relative path in the sandbox;
-		// one from elsewhere lands at the top.
-		dst := filepath.Join(ws.Dir, filepath.Base(f))
-		if rel := filepath.Clean(f); filepath.IsLocal(rel) {
-			dst = filepath.Join(ws.Dir, rel)
-		}
-		if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+		// The loader let only paths inside the spec's folder through; a link may still
+		// lead out of it, here or on this worker's copy.
+		src, err := spec.ResolveIn(base, f)
+		if errors.Is(err, fs.ErrNotExist) {
 			return badInput(fmt.Errorf("workspace.files: %s does not exist (paths are relative to the spec's folder %s)", f, base))
+		}
+		if err != nil {
+			return badInput(fmt.Errorf("workspace.files: %w", err))
+		}
+		// The file keeps its relative path in the sandbox, and nothing on the way there
+		// may be a link (a checkout can hold one) that would take the write elsewhere.
+		dst := filepath.Join(ws.Dir, filepath.Clean(f))
+		if err := noLinkOnTheWay(ws.Dir, filepath.Dir(dst)); err != nil {
+			return badInput(fmt.Errorf("workspace.files: %s: %w", f, err))
 		}
 		if err := os.RemoveAll(dst); err != nil {
 			return fmt.Errorf("workspace.files: replace %s in the sandbox: %w", f, err)
 		}
 		if err := copyPath(src, dst); err != nil {
 			return fmt.Errorf("workspace.files: copy %s into the sandbox: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// sandboxRecord is the file in the trial folder that holds the path of the sandbox
+// PrepareWorkspace made for it.
+const sandboxRecord = ".sandbox"
+
+// removeRecordedSandbox removes the sandbox an earlier attempt recorded in trialDir, if
+// it is one of this work root's.
+func (a *Activities) removeRecordedSandbox(trialDir string) {
+	b, err := os.ReadFile(filepath.Join(trialDir, sandboxRecord))
+	if err != nil {
+		return
+	}
+	if dir := string(b); a.ownsSandbox(dir) {
+		os.RemoveAll(dir)
+	}
+}
+
+// recordedSandbox says whether dir is the sandbox recorded in trialDir.
+func recordedSandbox(trialDir, dir string) bool {
+	b, err := os.ReadFile(filepath.Join(trialDir, sandboxRecord))
+	return err == nil && string(b) == dir
+}
+
+// noLinkOnTheWay says whether every existing folder from root down to dir is a real
+// folder, not a symbolic link.
+func noLinkOnTheWay(root, dir string) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !(filepath.IsLocal(rel) || rel == ".") {
+		return fmt.Errorf("%s is outside the sandbox", dir)
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("the sandbox holds a symbolic link at %s; a file is never written through one", p)
 		}
 	}
 	return nil

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,6 +136,67 @@ func TestPrepareWorkspaceErrors(t *testing.T) {
 		_, err := execute[run.Workspace](t, env, a.PrepareWorkspace, in)
 		wantBadInput(t, err, "workspace.files: nowhere.txt does not exist (paths are relative to the spec's folder")
 	})
+	// A link that leads out of the spec's folder is refused, and neither what it points to
+	// nor another run's live sandbox in the work root is touched.
+	for _, tt := range []struct{ name, file, link, want string }{
+		{"a link out of the spec's folder", "escape", "escape", `"escape" is a symbolic link to`},
+		{"a folder holding a link out", "sub", "sub/out", `sub holds sub/out, a symbolic link to`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, env := newActivities(t)
+			outside := t.TempDir()
+			canary := filepath.Join(outside, "canary.txt")
+			os.WriteFile(canary, []byte("keep me"), 0o644)
+			other := filepath.Join(a.WorkRoot, "another-run-trial-1")
+			os.MkdirAll(other, 0o755)
+			os.WriteFile(filepath.Join(other, "live.txt"), []byte("live"), 0o644)
+			specDir := t.TempDir()
+			os.MkdirAll(filepath.Join(specDir, "sub"), 0o755)
+			if err := os.Symlink(outside, filepath.Join(specDir, tt.link)); err != nil {
+				t.Fatal(err)
+			}
+			yaml := exampleYAML(t, "replicates: 1\n", "replicates: 1\nworkspace:\n  files: ["+tt.file+"]\n")
+			in := trialInput(t, yaml, filepath.Join(specDir, "exp.yaml"), "clean", "agent")
+			_, err := execute[run.Workspace](t, env, a.PrepareWorkspace, in)
+			wantBadInput(t, err, tt.want)
+			if b, err := os.ReadFile(canary); err != nil || string(b) != "keep me" {
+				t.Errorf("the file outside was touched: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(other, "live.txt")); err != nil {
+				t.Errorf("another run's sandbox was touched: %v", err)
+			}
+			if entries, _ := os.ReadDir(a.WorkRoot); len(entries) != 1 {
+				t.Errorf("the work root holds %d folders; want only the other run's", len(entries))
+			}
+		})
+	}
+}
+
+// Teardown removes the sandbox recorded for the trial, and nothing else: not another
+// trial's sandbox named in its input, not the work root.
+func TestTeardownRemovesOnlyTheRecordedSandbox(t *testing.T) {
+	a, env := newActivities(t)
+	other := filepath.Join(a.WorkRoot, "another-run-trial-1")
+	os.MkdirAll(other, 0o755)
+	in := trialInput(t, exampleYAML(t), examplePath, "clean", "agent")
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	forged := ws
+	forged.Dir = other
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: forged, Reason: "teardown"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("Teardown removed a sandbox it did not record: %v", err)
+	}
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "teardown"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ws.Dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the recorded sandbox %s is still there: %v", ws.Dir, err)
+	}
+	if _, err := os.Stat(a.WorkRoot); err != nil {
+		t.Errorf("the work root went: %v", err)
+	}
 }
 
 func TestPrepareWorkspaceEmptySandbox(t *testing.T) {

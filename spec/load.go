@@ -342,6 +342,7 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 	}
 	var out []Axis
 	first := map[string]int{}
+	vars := map[string]string{}
 	for _, w := range ws {
 		switch {
 		case !axisName.MatchString(w.name):
@@ -356,6 +357,12 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 			continue
 		}
 		first[w.name] = w.at.Line
+		// The agent's shell reads an axis value from CHAOS_AXIS_<NAME>; two names may not share one.
+		if other, ok := vars[EnvName(w.name)]; ok {
+			d.errorf(w.at, "axes %q and %q both reach the agent as %s; rename one", other, w.name, TokenVar(w.name))
+			continue
+		}
+		vars[EnvName(w.name)] = w.name
 		values := d.texts(w.valuesAt, fmt.Sprintf("axis %q", w.name), false)
 		if len(values) == 0 {
 			d.errorf(w.at, "axis %q has no values", w.name)
@@ -415,9 +422,18 @@ func (d *decoder) regexp(n *yaml.Node, what string) string {
 func (d *decoder) workspace(n *yaml.Node) Workspace {
 	f := d.fields(n, "workspace", []string{"repo", "ref", "files"}, nil)
 	w := Workspace{
-		Repo:  d.text(f["repo"], "workspace.repo"),
-		Ref:   d.text(f["ref"], "workspace.ref"),
-		Files: d.texts(f["files"], "workspace.files", false),
+		Repo: d.text(f["repo"], "workspace.repo"),
+		Ref:  d.text(f["ref"], "workspace.ref"),
+	}
+	// A file is copied to the same place in the sandbox, so it must name a place inside
+	// the spec's folder: `..` once replaced (and deleted) the whole work root.
+	for _, item := range d.textNodes(f["files"], "workspace.files", false) {
+		if msg := localPath(item.Value); msg != "" {
+			d.errorf(item, "workspace.files: %q %s; name a file or folder inside the spec's folder (paths are relative to it)", item.Value, msg)
+			continue
+		}
+		w.Files = append(w.Files, item.Value)
+		w.FileLines = append(w.FileLines, item.Line)
 	}
 	if w.Ref != "" && w.Repo == "" {
 		d.errorf(f["ref"], "workspace.ref needs workspace.repo")

@@ -170,7 +170,7 @@ func TestLoadEveryKey(t *testing.T) {
 		{"replicates", s.Replicates, 3},
 		{"seed", s.Seed, int64(42)},
 		{"axes", s.Axes, []Axis{{"model", []string{"small", "large"}}, {"case", []string{"eu", "us"}}}},
-		{"workspace", s.Workspace, Workspace{Repo: "https://example.com/tickets.git", Ref: "v1.2.0", Files: []string{"fixtures/ticket.json"}}},
+		{"workspace", s.Workspace, Workspace{Repo: "https://example.com/tickets.git", Ref: "v1.2.0", Files: []string{"fixtures/ticket.json"}, FileLines: []int{81}}},
 		{"model", s.Model, ModelSpec{
 			Upstream: "https://api.openai.com/v1", Fault: "compound_wrong_entity", Rate: 0.5,
 			Steps:       []string{"choose_tool", "update_ticket"},

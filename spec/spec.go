@@ -218,9 +218,12 @@ type ClaimSpec struct {
 // Workspace is what a trial's working directory starts with.
 type Workspace struct {
 	// Repo is a git repository (a path or URL) checked out into the workspace at Ref.
-	Repo  string   `json:"repo,omitempty"`
-	Ref   string   `json:"ref,omitempty"`
+	Repo string `json:"repo,omitempty"`
+	Ref  string `json:"ref,omitempty"`
+	// Files are paths inside the spec's folder, copied to the same paths in the sandbox.
 	Files []string `json:"files,omitempty"`
+	// FileLines are where each of Files was written, for messages.
+	FileLines []int `json:"-"`
 }
 
 // Duration is a time.Duration written as "90s" or "5m" in YAML and JSON.

@@ -12,8 +12,9 @@ type tokenProblem struct {
 	Msg    string
 }
 
-// tokenProblems finds every {word} in command that is neither a token nor an axis name.
-// A shell's ${VAR} is skipped, and JSON such as {"a": 1} never matches.
+// tokenProblems finds every {word} in command that is neither a token nor an axis name,
+// and every token that stands where FillCommand fills no value (where the text is code
+// for another program). A shell's ${VAR} is skipped, and JSON such as {"a": 1} never matches.
 func tokenProblems(command string, axes []Axis) []tokenProblem {
 	known := slices.Clone(CommandTokens)
 	for _, a := range axes {
@@ -34,6 +35,9 @@ func tokenProblems(command string, axes []Axis) []tokenProblem {
 		}
 		out = append(out, tokenProblem{Offset: loc[0], Msg: msg})
 	}
+	_, where := FillCommand(command, func(name string) bool { return slices.Contains(known, name) })
+	out = append(out, where...)
+	slices.SortStableFunc(out, func(a, b tokenProblem) int { return a.Offset - b.Offset })
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -126,6 +127,10 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	s.Path = opts.Spec
+	// workspace.files must stay inside the spec's folder, through links too.
+	if err := spec.CheckFiles(s, opts.Spec, filepath.Dir(opts.Spec)); err != nil {
+		return nil, nil, nil, badInput(err)
+	}
 	if s, err = discoverServers(s); err != nil { // real servers: their tools join the spec's
 		return nil, nil, nil, badInput(err)
 	}
@@ -181,6 +186,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
 	if opts.DryRun {
+		// The command as the agent's shell gets it: tokens are references to the
+		// variables that carry their values, never the values.
+		template := s.Agent.Command
+		if len(opts.AgentCommand) > 0 {
+			template = spec.JoinCommand(opts.AgentCommand)
+		}
+		filled, _ := spec.FillCommand(template, func(name string) bool {
+			return slices.Contains(spec.CommandTokens, name) || slices.ContainsFunc(s.Axes, func(a spec.Axis) bool { return a.Name == name })
+		})
+		fmt.Fprintf(opts.IO.Out, "agent command (sh -c): %s\n", filled)
 		return nil
 	}
 	now := opts.Now()
