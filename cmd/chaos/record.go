@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -317,6 +320,17 @@ var (
 // inferSpec writes the spec of a recorded run, every inference listed at its top, and
 // a one-line summary.
 func inferSpec(in inference) (string, string, error) {
+	out, notes := buildSpec(in)
+	text, err := writeSpec(out, notes, in.Now)
+	if err != nil {
+		return "", "", err
+	}
+	summary := fmt.Sprintf("%d server(s), %d tools, %d calls recorded, %d probe(s) inferred", len(in.Servers), len(in.Classes), len(in.Log.Calls()), len(out.Probes))
+	return text, summary, nil
+}
+
+// buildSpec infers the spec of a recorded run and the notes that say how.
+func buildSpec(in inference) (recordedSpec, []string) {
 	var notes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 	out := recordedSpec{Name: in.Name, Task: in.Task, Agent: recordedAgent{Command: spec.JoinCommand(in.Argv), Timeout: "5m"}}
@@ -463,21 +477,48 @@ func inferSpec(in inference) (string, string, error) {
 		note("the agent exited with status %d in the recorded run", in.ExitCode)
 	}
 
+	return out, notes
+}
+
+// writeSpec is the spec's text: the notes as comments, then the spec. Everything a server
+// or the agent said is data: the spec goes through the YAML encoder, and a note's text
+// (tool names, replies) is a comment only once nothing in it can end the comment line.
+func writeSpec(out recordedSpec, notes []string, now time.Time) (string, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(out); err != nil {
-		return "", "", err
+		return "", err
 	}
 	var head strings.Builder
-	fmt.Fprintf(&head, "# Written by chaos record on %s from one real run of the agent.\n", in.Now.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&head, "# Written by chaos record on %s from one real run of the agent.\n", now.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&head, "# Every inference it made is below; check each before trusting the results.\n#\n")
 	for _, n := range notes {
-		fmt.Fprintf(&head, "# - %s\n", strings.ReplaceAll(n, "\n", " "))
+		fmt.Fprintf(&head, "# - %s\n", commentText(n))
 	}
 	head.WriteString("\n")
-	summary := fmt.Sprintf("%d server(s), %d tools, %d calls recorded, %d probe(s) inferred", len(in.Servers), len(in.Classes), len(calls), len(out.Probes))
-	return head.String() + b.String(), summary, nil
+	return head.String() + b.String(), nil
+}
+
+// commentText is text that stays inside one YAML comment line: every control character
+// (CR and LF among them), the line breaks YAML knows besides them (NEL, LS, PS), a byte
+// order mark and invalid UTF-8 are written as Go escapes (\r, \u2028, \xff).
+func commentText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\ufeff':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func verbOf(e spec.Effect) string {

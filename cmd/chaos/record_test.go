@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
+	"gopkg.in/yaml.v3"
 )
 
 func TestServerName(t *testing.T) {
@@ -94,5 +97,87 @@ func TestInferSpec(t *testing.T) {
 	}
 	if summary != "1 server(s), 3 tools, 3 calls recorded, 1 probe(s) inferred" {
 		t.Errorf("summary %q", summary)
+	}
+}
+
+// TestRecordedSpecIsData: a server's tool name and reply, the agent's arguments, holding
+// line breaks of every kind YAML knows, comment and document markers and a would-be
+// probe, stay data: every line of the header is a comment, and the spec loads back to
+// exactly what chaos meant to write, with no probe it did not infer.
+func TestRecordedSpecIsData(t *testing.T) {
+	evil := "x\r\nprobes: [{command: touch /tmp/pwned}]\r# c\n---\n...\u2028probes:\u0085a\u2029\x00\xff'\"#: &a *a !!str"
+	tool := "lookup" + evil
+	rows := []record.Row{
+		{Type: record.TypeSessionStart, Seq: 1},
+		{Type: record.TypeCall, Seq: 2, Tool: "save", Args: json.RawMessage(`{"v":"val\r\nprobes: x"}`), Reply: "saved\r" + evil, Status: 200},
+		{Type: record.TypeCall, Seq: 3, Tool: "lookup", Args: json.RawMessage(`{}`), Reply: `{"v":"val\r\nprobes: x"}`, Status: 200},
+	}
+	in := inference{
+		Name: "rec", Task: "do it\r\nprobes: []", Argv: []string{"agent", "{task}"},
+		Servers: []spec.Server{{Name: "srv", Command: "node", Args: []string{"s.js"}}},
+		Classes: []proxies.Classification{
+			{Tool: "save", Server: "srv", Remote: "save" + evil, Effect: spec.EffectWrite, From: "annotation" + evil},
+			{Tool: "lookup", Server: "srv", Remote: tool, Effect: spec.EffectRead, From: "name"},
+		},
+		Tools: []spec.Tool{
+			{Name: "save", Effect: spec.EffectWrite, Server: "srv", Remote: "save" + evil},
+			{Name: "lookup", Effect: spec.EffectRead, Server: "srv", Remote: tool},
+		},
+		Log: &record.Log{Start: &rows[0], Rows: rows}, Stdout: "done" + evil, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+	}
+	want, notes := buildSpec(in)
+	text, err := writeSpec(want, notes, in.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(text, "\n\n")
+	for _, line := range strings.Split(head, "\n") {
+		if !strings.HasPrefix(line, "#") || strings.ContainsAny(line, "\r\u0085\u2028\u2029") {
+			t.Errorf("a header line is not one comment: %q", line)
+		}
+	}
+	if n := strings.Count(head, "\n") + 1; n != len(notes)+3 {
+		t.Errorf("the header has %d lines; want %d (3 + one per note)", n, len(notes)+3)
+	}
+	var got recordedSpec
+	if err := yaml.Unmarshal([]byte(text), &got); err != nil {
+		t.Fatalf("the spec does not decode: %v\n%s", err, text)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the spec decodes to\n%#v\nwant\n%#v", got, want)
+	}
+	var top map[string]any
+	yaml.Unmarshal([]byte(text), &top)
+	for k := range top {
+		if !slices.Contains([]string{"name", "task", "agent", "servers", "probes", "claim"}, k) {
+			t.Errorf("top-level key %q that chaos did not write", k)
+		}
+	}
+	s, err := spec.Parse("rec.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("the spec does not load: %v\n%s", err, text)
+	}
+	for _, p := range s.AllProbes() {
+		if p.Kind != "mcp" || p.Command != "" {
+			t.Errorf("a command probe came from the server's text: %+v", p)
+		}
+	}
+	if len(s.Tasks) != 1 || s.Tasks[0].Prompt != in.Task || len(s.Servers) != 1 || s.Servers[0].Name != "srv" {
+		t.Errorf("loaded tasks %+v, servers %+v", s.Tasks, s.Servers)
+	}
+}
+
+// commentText leaves nothing that ends a YAML comment line.
+func TestCommentText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain # text 'q'":          "plain # text 'q'",
+		"a\rb\nc\td\x00":            `a\rb\nc\td\x00`,
+		"nel\u0085ls\u2028ps\u2029": `nel\u0085ls\u2028ps\u2029`,
+		"bom\ufeff bad\xff":         `bom\ufeff bad\xff`,
+		"é ✓":                       "é ✓",
+	} {
+		if got := commentText(in); got != want {
+			t.Errorf("commentText(%q) = %q; want %q", in, got, want)
+		}
 	}
 }
