@@ -244,12 +244,8 @@ func (d *decoder) count(n *yaml.Node, what string) int {
 	if !ok {
 		return 0
 	}
-	switch {
-	case v < 0:
-		d.errorf(n, "%s must be 0 or more, got %d", what, v)
-		return 0
-	case v > math.MaxInt32:
-		d.errorf(n, "%s is too large: %d", what, v)
+	if msg := ConcurrencyProblem(what, v); msg != "" {
+		d.errorf(n, "%s", msg)
 		return 0
 	}
 	return int(v)

@@ -161,9 +161,6 @@ func (d *decoder) yamlError(err error, data []byte) {
 	d.probs = append(d.probs, p)
 }
 
-// maxReplicates keeps a typo from planning a run that never ends.
-const maxReplicates = 10_000
-
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
 	"faults", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
@@ -228,12 +225,9 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Conditions = d.conditions(f["conditions"], known)
 	if n := f["replicates"]; n != nil {
 		if v, ok := d.whole(n, "replicates"); ok {
-			switch {
-			case v < 1:
-				d.errorf(n, "replicates must be at least 1, got %d", v)
-			case v > maxReplicates:
-				d.errorf(n, "replicates must be at most %d, got %d", maxReplicates, v)
-			default:
+			if msg := ReplicatesProblem("replicates", v); msg != "" {
+				d.errorf(n, "%s", msg)
+			} else {
 				s.Replicates = int(v)
 			}
 		}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,30 @@ func TestResolveIn(t *testing.T) {
 				t.Errorf("ResolveIn(%s): %v; want %q", tt.name, err, tt.want)
 			}
 		})
+	}
+}
+
+// A plan is counted before it is made: axes whose product is astronomical, or flags out
+// of range, are refused without building anything.
+func TestNewPlanBounds(t *testing.T) {
+	s := &Spec{Name: "x", Tasks: []Task{{ID: "t"}}, Replicates: 1}
+	for i := range 30 {
+		s.Axes = append(s.Axes, Axis{Name: fmt.Sprintf("a%d", i), Values: []string{"x", "y", "z"}})
+	}
+	for _, tt := range []struct {
+		reps, conc int
+		want       string
+	}{
+		{1, 1, "the run would have more than 10000 trials (more than 10000 cells x 1 conditions x 1 replicates)"},
+		{-1, 1, "replicates must be at least 1, got -1"},
+		{1, -2, "concurrency must be 0 or more, got -2"},
+	} {
+		if _, err := NewPlan(s, []string{"clean"}, tt.reps, tt.conc); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewPlan(reps %d, concurrency %d): %v; want %q", tt.reps, tt.conc, err, tt.want)
+		}
+	}
+	s.Axes = s.Axes[:2]
+	if p, err := NewPlan(s, []string{"clean", "f"}, 3, 0); err != nil || len(p.Trials) != 9*2*3 {
+		t.Errorf("a small plan: %v", err)
 	}
 }

@@ -2,8 +2,10 @@ package spec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -89,11 +91,23 @@ func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error)
 	if len(conditions) == 0 {
 		return nil, fmt.Errorf("nothing to run: no conditions")
 	}
+	if msg := ReplicatesProblem("replicates", int64(reps)); reps != 0 && msg != "" {
+		return nil, errors.New(msg)
+	}
+	if msg := ConcurrencyProblem("concurrency", int64(concurrency)); msg != "" {
+		return nil, errors.New(msg)
+	}
 	if reps <= 0 {
 		reps = max(s.Replicates, 1)
 	}
 	if concurrency <= 0 {
 		concurrency = max(s.Limits.Concurrency, 1)
+	}
+	// Counted before anything is built: the plan travels whole in the workflow's input.
+	cells := s.CellCount()
+	if n := cells * int64(len(conditions)) * int64(reps); cells > MaxTrials || n > MaxTrials || n < 0 {
+		return nil, fmt.Errorf("the run would have %s trials (%s x %d conditions x %d replicates); a run has at most %d: lower --reps or the spec's replicates, pick conditions with --only, or use fewer axis values",
+			countText(cells*int64(len(conditions))*int64(reps), cells > MaxTrials), cellsText(cells), len(conditions), reps, MaxTrials)
 	}
 	p := &Plan{SpecName: s.Name, Conditions: conditions, Replicates: reps, Concurrency: concurrency}
 	for _, c := range s.Cells() {
@@ -109,6 +123,62 @@ func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error)
 		}
 	}
 	return p, nil
+}
+
+// MaxTrials bounds a run: its plan is held in memory and sent whole as the experiment
+// workflow's input, so a mistyped flag must not plan a billion trials.
+const MaxTrials = 10_000
+
+// MaxReplicates bounds replicates, in the spec and on the command line.
+const MaxReplicates = 10_000
+
+// ReplicatesProblem is what is wrong with a number of replicates, or "".
+func ReplicatesProblem(what string, v int64) string {
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%s must be at least 1, got %d", what, v)
+	case v > MaxReplicates:
+		return fmt.Sprintf("%s must be at most %d, got %d", what, MaxReplicates, v)
+	}
+	return ""
+}
+
+// ConcurrencyProblem is what is wrong with a concurrency (0: the default), or "".
+func ConcurrencyProblem(what string, v int64) string {
+	switch {
+	case v < 0:
+		return fmt.Sprintf("%s must be 0 or more, got %d", what, v)
+	case v > math.MaxInt32:
+		return fmt.Sprintf("%s is too large: %d", what, v)
+	}
+	return ""
+}
+
+// CellCount is the number of cells, without making them; past MaxTrials it stops
+// counting and returns MaxTrials+1.
+func (s *Spec) CellCount() int64 {
+	n := int64(max(len(s.Tasks), 1))
+	for _, a := range s.Axes {
+		n *= int64(len(a.Values))
+		if n > MaxTrials {
+			return MaxTrials + 1
+		}
+	}
+	return n
+}
+
+func cellsText(cells int64) string {
+	if cells > MaxTrials {
+		return fmt.Sprintf("more than %d cells", MaxTrials)
+	}
+	return fmt.Sprintf("%d cells", cells)
+}
+
+func countText(n int64, over bool) string {
+	if over || n < 0 {
+		return fmt.Sprintf("more than %d", MaxTrials)
+	}
+	return fmt.Sprint(n)
 }
 
 // Summary is the plan in one line.

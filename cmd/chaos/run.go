@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,6 +128,13 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	s.Path = opts.Spec
+	// The flags take the ranges and messages of the spec's keys; 0 is the spec's value.
+	if msg := spec.ReplicatesProblem("--reps", int64(opts.Reps)); opts.Reps != 0 && msg != "" {
+		return nil, nil, nil, badInput(errors.New(msg))
+	}
+	if msg := spec.ConcurrencyProblem("--concurrency", int64(opts.Concurrency)); msg != "" {
+		return nil, nil, nil, badInput(errors.New(msg))
+	}
 	// workspace.files must stay inside the spec's folder, through links too.
 	if err := spec.CheckFiles(s, opts.Spec, filepath.Dir(opts.Spec)); err != nil {
 		return nil, nil, nil, badInput(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,37 @@ func TestRunChecksAgentEnv(t *testing.T) {
 	}
 	if strings.Contains(out, "sk-test-77c2") {
 		t.Errorf("the plan printed the variable's value:\n%s", out)
+	}
+}
+
+// The run flags take the ranges and messages of the spec's keys, and no flag plans a run
+// too large to hold: --reps 1000000000 is refused before a trial is planned.
+func TestRunFlagBounds(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reps", "1000000000"}, "--reps must be at most 10000, got 1000000000"},
+		{[]string{"--reps", "-3"}, "--reps must be at least 1, got -3"},
+		{[]string{"--concurrency", "-1"}, "--concurrency must be 0 or more, got -1"},
+		{[]string{"--concurrency", "3000000000"}, "--concurrency is too large: 3000000000"},
+		{[]string{"--reps", "10000"}, "the run would have 380000 trials (2 cells x 19 conditions x 10000 replicates); a run has at most 10000"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
+			root.SetArgs(append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir()}, tt.args...))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := root.Execute()
+			runtime.ReadMemStats(&after)
+			if ExitCode(err) != ExitBadInput || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v (exit %d); want exit 1 with %q\n%s", err, ExitCode(err), tt.want, out.String())
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("refusing the flags allocated %d MB", grew>>20)
+			}
+		})
 	}
 }
