@@ -362,10 +362,19 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 			d.errorf(w.at, "axis %q has no values", w.name)
 			continue
 		}
+		// A value names trial folders and workflow ids as PathSafe makes it: two values that
+		// come out the same would be one trial id for two cells.
+		safe := map[string]string{}
 		for i, v := range values {
 			if slices.Contains(values[:i], v) {
 				d.errorf(w.valuesAt, "axis %q lists %q twice", w.name, v)
+				continue
 			}
+			if other, ok := safe[PathSafe(v)]; ok {
+				d.errorf(w.valuesAt, "axis %q: values %q and %q both name the trials %s=%s (characters other than letters, digits and ._=@#,- become _); make them differ in those", w.name, other, v, w.name, PathSafe(v))
+				continue
+			}
+			safe[PathSafe(v)] = v
 		}
 		out = append(out, Axis{Name: w.name, Values: values})
 	}

@@ -110,6 +110,22 @@ func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error)
 			countText(cells*int64(len(conditions))*int64(reps), cells > MaxTrials), cellsText(cells), len(conditions), reps, MaxTrials)
 	}
 	p := &Plan{SpecName: s.Name, Conditions: conditions, Replicates: reps, Concurrency: concurrency}
+	// A trial id names a folder and a workflow: two trials with one id would be one trial.
+	// The loader refuses axis values that collide; this catches any other way.
+	cellOf := map[string]string{}
+	for _, c := range s.Cells() {
+		if other, ok := cellOf[PathSafe(c.Key)]; ok {
+			return nil, fmt.Errorf("cells %q and %q both name the trials %s: make their task ids or axis values differ in letters, digits or ._=@#,-", other, c.Key, PathSafe(c.Key))
+		}
+		cellOf[PathSafe(c.Key)] = c.Key
+	}
+	condOf := map[string]string{}
+	for _, cond := range conditions {
+		if other, ok := condOf[PathSafe(cond)]; ok {
+			return nil, fmt.Errorf("conditions %q and %q both name the trials %s: rename one", other, cond, PathSafe(cond))
+		}
+		condOf[PathSafe(cond)] = cond
+	}
 	for _, c := range s.Cells() {
 		p.Cells = append(p.Cells, c.Key)
 		for _, cond := range conditions {
