@@ -172,3 +172,18 @@ func FuzzFillCommand(f *testing.F) {
 		}
 	})
 }
+
+// An agent command given as words after -- keeps every word, tokens filled in, whatever
+// the words hold.
+func TestJoinCommandWords(t *testing.T) {
+	tokens := map[string]string{"task": hostile("/nonexistent/pwned"), "sandbox": "/tmp/s b"}
+	argv := []string{"printf", `%s\n`, "{task}", "--task={task}", "a b{sandbox}", "", "${HOME}", "it's", "{task}x{sandbox}"}
+	want := []string{tokens["task"], "--task=" + tokens["task"], "a b" + tokens["sandbox"], "", "${HOME}", "it's", tokens["task"] + "x" + tokens["sandbox"]}
+	got, problem := fillAndRun(t, JoinCommand(argv), tokens, t.TempDir())
+	if problem != "" {
+		t.Fatalf("%s refused: %s", JoinCommand(argv), problem)
+	}
+	if got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("%s\n got %q\nwant %q", JoinCommand(argv), got, strings.Join(want, "\n")+"\n")
+	}
+}

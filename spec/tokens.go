@@ -72,7 +72,29 @@ func JoinCommand(argv []string) string {
 	}
 	words := make([]string, len(argv))
 	for i, a := range argv {
-		words[i] = ShellQuote(a)
+		words[i] = quoteWord(a)
 	}
 	return strings.Join(words, " ")
+}
+
+// quoteWord is ShellQuote for a word that may hold tokens: the text around them is
+// quoted and the tokens stand bare (`--task={task}` -> `--task={task}`, `a b{task}` ->
+// `'a b'{task}`), so that FillCommand makes each a reference to its value.
+func quoteWord(a string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range tokenPattern.FindAllStringIndex(a, -1) {
+		if loc[0] > 0 && a[loc[0]-1] == '$' {
+			continue
+		}
+		if loc[0] > last {
+			b.WriteString(ShellQuote(a[last:loc[0]]))
+		}
+		b.WriteString(a[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	if last < len(a) || last == 0 {
+		b.WriteString(ShellQuote(a[last:]))
+	}
+	return b.String()
 }

@@ -111,6 +111,9 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 			}
 		}
 	}
+	if _, probs := spec.FillCommand(spec.JoinCommand(opts.AgentCommand), func(name string) bool { return slices.Contains(recordTokens, name) }); len(probs) > 0 {
+		return badInput(fmt.Errorf("the agent command after --: %s", probs[0].Msg))
+	}
 	name := strings.TrimSuffix(filepath.Base(opts.Out), filepath.Ext(opts.Out))
 	var servers []spec.Server
 	var taken []string
@@ -162,14 +165,18 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		"task": opts.Task, "wall": proxies.WallCommand(bin, srv.URL), "wall_url": srv.URL,
 		"mcp_config": proxies.WallMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
 	}
-	argv := make([]string, len(opts.AgentCommand))
-	for i, w := range opts.AgentCommand {
-		argv[i] = tokenRef.ReplaceAllStringFunc(w, func(t string) string { return tokens[t[1:len(t)-1]] })
+	// As in a trial: the command refers to the values through variables, never holds one.
+	command, probs := spec.FillCommand(spec.JoinCommand(opts.AgentCommand), func(name string) bool { _, ok := tokens[name]; return ok })
+	if len(probs) > 0 {
+		srv.Close()
+		hub.Close("the agent command was refused")
+		return badInput(fmt.Errorf("the agent command after --: %s", probs[0].Msg))
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "chaos record: running the agent against %d real server(s) through the wall at %s\n", len(servers), srv.URL)
 	actx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(actx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(actx, "sh", "-c", command)
+	cmd.Env = append(os.Environ(), spec.TokenEnv(tokens)...)
 	cmd.Dir = sandbox
 	var stdout bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&stdout, opts.IO.ErrOut)
