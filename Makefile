@@ -7,7 +7,7 @@ FUZZ_PARSE ?= 100000x
 FUZZ_REST ?= 20000x
 FUZZ_MINIMIZE ?= 500x
 
-.PHONY: test deps unit fuzz bench js image
+.PHONY: test deps unit fuzz bench js image build
 
 test: deps js unit fuzz
 
@@ -32,8 +32,17 @@ fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./proxies -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 
+# chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
+# `go install ./cmd/...` puts the two side by side in GOBIN the same way.
+build:
+	$(GO) build -o bin/ ./cmd/chaos ./cmd/chaos-relay
+
+# Each benchmark prints its ratios against a baseline measured in the same run: the hub's
+# own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls.
 bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

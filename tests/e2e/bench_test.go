@@ -27,9 +27,12 @@ import (
 //
 // The walls:
 //
-//	spec  chaos wall --spec examples/support-ticket.yaml --record FILE (standalone, recording)
-//	hub   {wall} as a trial fills it in, bridged to a hub served in this process as the
-//	      worker serves it (recording to a file)
+//	spec      chaos wall --spec examples/support-ticket.yaml --record FILE (standalone, recording)
+//	hub       {wall} as a trial fills it in: the relay (cmd/chaos-relay, built next to chaos)
+//	          on the stream of a hub served in this process as the worker serves it
+//	          (recording to a file)
+//	hub-http  {wall} where there is no relay: chaos wall --hub URL, bridged to the same hub
+//	          over HTTP
 //
 //	go test ./tests/e2e -run '^$' -bench 'WallCall' -benchtime 2000x
 //	go test ./tests/e2e -run '^$' -bench 'WallStart' -benchtime 20x
@@ -38,7 +41,7 @@ import (
 // response's read, as an agent sees it. It reports the wall's p50 and p95 (µs), the
 // baseline's, and their ratios (x-py-p50, x-py-p95).
 func BenchmarkWallCall(b *testing.B) {
-	for _, name := range []string{"spec", "hub"} {
+	for _, name := range []string{"spec", "hub", "hub-http"} {
 		b.Run(name, func(b *testing.B) {
 			py := startStdio(b, pythonServer(b))
 			wall := startStdio(b, benchWall(b, name))
@@ -70,7 +73,7 @@ func BenchmarkWallCall(b *testing.B) {
 // wall. It reports the wall's start p50 (ms), the baseline's, their ratio (x-py-start), and
 // both memories (MB, the largest seen).
 func BenchmarkWallStart(b *testing.B) {
-	for _, name := range []string{"spec", "hub"} {
+	for _, name := range []string{"spec", "hub", "hub-http"} {
 		b.Run(name, func(b *testing.B) {
 			pyArgv, wallArgv := pythonServer(b), benchWall(b, name)
 			var wallStart, pyStart []time.Duration
@@ -103,10 +106,13 @@ func BenchmarkWallStart(b *testing.B) {
 	}
 }
 
-// pythonServer is the baseline's command line.
+// pythonServer is the baseline's command line. The interpreter is python3's real
+// executable: the python3 on PATH may be a shim (pyenv's is a shell script) that would
+// add its own start to the baseline's.
 func pythonServer(b *testing.B) []string {
-	py, err := exec.LookPath("python3")
-	if err != nil {
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	py := strings.TrimSpace(string(out))
+	if err != nil || py == "" {
 		b.Fatalf("the baseline needs python3 on PATH: %v", err)
 	}
 	return []string{py, filepath.Join(repoRoot, "tests", "e2e", "testdata", "bare_mcp.py")}
@@ -121,7 +127,7 @@ func benchWall(b *testing.B, name string) []string {
 	switch name {
 	case "spec":
 		return []string{chaosBin, "wall", "--spec", exampleSpec, "--record", rec}
-	case "hub":
+	case "hub", "hub-http":
 		s, err := spec.Load(exampleSpec)
 		if err != nil {
 			b.Fatal(err)
@@ -147,7 +153,20 @@ func benchWall(b *testing.B, name string) []string {
 			srv.Close()
 			hub.Close("benchmark over")
 		})
-		return []string{"sh", "-c", "exec " + proxies.WallCommand(chaosBin, srv.URL)}
+		wall := proxies.WallCommand(chaosBin, srv.URL)
+		if name == "hub" { // as activities.StartHub fills in {wall}
+			relay := proxies.FindRelay(chaosBin)
+			if relay == "" {
+				b.Fatalf("no %s next to %s", proxies.RelayName, chaosBin)
+			}
+			st, err := proxies.ServeStream(hub, os.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			wall = proxies.RelayCommand(relay, st.Path)
+		}
+		return []string{"sh", "-c", "exec " + wall}
 	}
 	b.Fatalf("no wall named %q", name)
 	return nil
