@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -117,14 +116,19 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if model != nil {
 		lt.model, lt.llmURL = model, llmURL
 	}
-	wall, mcpConfig := a.stdioWall(lt, bin, t.Trial.ID)
+	// {wall}: the relay on the hub's socket, else chaos wall --hub (docs/ARCHITECTURE.md).
+	wall, err := proxies.OpenStdioWall(srv, bin, a.workRoot())
+	if err != nil {
+		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
+	}
+	lt.stream = wall.Stream
 	a.keep(t.Key(), lt)
 
 	tokens := map[string]string{
 		"task":       task.Prompt,
-		"wall":       wall,
+		"wall":       wall.Command,
 		"wall_url":   srv.URL,
-		"mcp_config": mcpConfig,
+		"mcp_config": wall.MCPConfig,
 		// {llm_url} stands in for model.upstream: a client appends to it what it would
 		// append to the upstream (the loader refuses {llm_url} without an upstream).
 		"llm_url": llmURL,
@@ -139,24 +143,4 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil
-}
-
-// stdioWall is what {wall} and {mcp_config} start: the relay next to the chaos binary,
-// connected to the hub's MCP stream on a unix socket in a private folder under the work
-// root (or the temporary folder, when the work root is too deep for a socket's path),
-// when there is a relay and the socket can be made; else `chaos wall --hub URL`,
-// which bridges to the same hub over HTTP. Both record the calls alike (transport stdio).
-func (a *Activities) stdioWall(lt *liveTrial, bin, trial string) (wall, mcpConfig string) {
-	if relay := proxies.FindRelay(bin); relay != "" {
-		st, err := proxies.ServeStream(lt.hub, a.workRoot())
-		if errors.Is(err, proxies.ErrSocketPathTooLong) { // a deep work root
-			st, err = proxies.ServeStream(lt.hub, os.TempDir())
-		}
-		if err == nil {
-			lt.stream = st
-			return proxies.RelayCommand(relay, st.Path), proxies.RelayMCPConfig(relay, st.Path)
-		}
-		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", trial, "error", err)
-	}
-	return proxies.WallCommand(bin, lt.srv.URL), proxies.WallMCPConfig(bin, lt.srv.URL)
 }

@@ -140,3 +140,49 @@ func TestServeStreamPathTooLong(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestOpenStdioWall: {wall} is the relay when one sits next to the chaos binary (on a
+// socket under the folder given, or the temporary folder when that is too deep), else
+// chaos wall --hub URL.
+func TestOpenStdioWall(t *testing.T) {
+	srv := serveHTTP(t, newHub(t, faults.CleanID, record.Discard()))
+	withRelay, alone := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(withRelay, RelayName), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	short := t.TempDir()
+	if len(short) > 60 {
+		short = os.TempDir()
+	}
+	for _, c := range []struct {
+		name, binDir, dir string
+		relay             bool
+		under             string
+	}{
+		{"no relay", alone, short, false, ""},
+		{"relay", withRelay, short, true, short},
+		{"relay, deep folder", withRelay, filepath.Join(short, strings.Repeat("d", 100)), true, os.TempDir()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bin := filepath.Join(c.binDir, "chaos")
+			w, err := OpenStdioWall(srv, bin, c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			if !c.relay {
+				if w.Stream != nil || w.Command != WallCommand(bin, srv.URL) || w.MCPConfig != WallMCPConfig(bin, srv.URL) {
+					t.Errorf("got %+v; want chaos wall --hub %s", w, srv.URL)
+				}
+				return
+			}
+			if w.Stream == nil || filepath.Dir(filepath.Dir(w.Stream.Path)) != c.under {
+				t.Fatalf("got %+v; want a stream under %s", w, c.under)
+			}
+			relay := filepath.Join(c.binDir, RelayName)
+			if w.Command != RelayCommand(relay, w.Stream.Path) || w.MCPConfig != RelayMCPConfig(relay, w.Stream.Path) {
+				t.Errorf("got %+v; want the relay %s on %s", w, relay, w.Stream.Path)
+			}
+		})
+	}
+}

@@ -153,20 +153,15 @@ func benchWall(b *testing.B, name string) []string {
 			srv.Close()
 			hub.Close("benchmark over")
 		})
-		wall := proxies.WallCommand(chaosBin, srv.URL)
-		if name == "hub" { // as activities.StartHub fills in {wall}
-			relay := proxies.FindRelay(chaosBin)
-			if relay == "" {
-				b.Fatalf("no %s next to %s", proxies.RelayName, chaosBin)
-			}
-			st, err := proxies.ServeStream(hub, os.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { st.Close() })
-			wall = proxies.RelayCommand(relay, st.Path)
+		if name == "hub-http" {
+			return []string{"sh", "-c", "exec " + proxies.WallCommand(chaosBin, srv.URL)}
 		}
-		return []string{"sh", "-c", "exec " + wall}
+		wall, err := proxies.OpenStdioWall(srv, chaosBin, os.TempDir()) // as StartHub does
+		if err != nil || wall.Stream == nil {
+			b.Fatalf("{wall} is not the relay (%v): %s", err, wall.Command)
+		}
+		b.Cleanup(func() { wall.Close() })
+		return []string{"sh", "-c", "exec " + wall.Command}
 	}
 	b.Fatalf("no wall named %q", name)
 	return nil
