@@ -43,6 +43,7 @@ bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
+	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).
