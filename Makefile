@@ -9,7 +9,7 @@ FUZZ_MINIMIZE ?= 500x
 # FuzzFillCommand runs sh for every input: a small count keeps it short.
 FUZZ_FILL ?= 2000x
 
-.PHONY: test deps unit fuzz bench js image
+.PHONY: test deps unit fuzz bench js image build
 
 test: deps js unit fuzz
 
@@ -35,8 +35,18 @@ fuzz:
 	$(GO) test ./proxies -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzFillCommand$$' -fuzztime $(FUZZ_FILL) -fuzzminimizetime 100x
 
+# chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
+# `go install ./cmd/...` puts the two side by side in GOBIN the same way.
+build:
+	$(GO) build -o bin/ ./cmd/chaos ./cmd/chaos-relay
+
+# Each benchmark prints its ratios against a baseline measured in the same run: the hub's
+# own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls.
 bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
+	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

@@ -63,6 +63,9 @@ type liveTrial struct {
 	// model is the trial's model proxy at llmURL, nil when the spec has no model.upstream.
 	model  *proxies.ModelProxy
 	llmURL string
+	// stream is the hub's MCP stream for the relay ({wall}), nil when {wall} bridges over
+	// HTTP instead.
+	stream *proxies.StreamServer
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).
@@ -158,6 +161,11 @@ func (a *Activities) drop(key string) *liveTrial {
 func (lt *liveTrial) stop(reason string) error {
 	err := lt.hub.Close(reason)
 	lt.unsubscribe()
+	if lt.stream != nil {
+		if serr := lt.stream.Close(); err == nil {
+			err = serr
+		}
+	}
 	if serr := lt.srv.Close(); err == nil {
 		err = serr
 	}

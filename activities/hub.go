@@ -117,13 +117,19 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if model != nil {
 		lt.model, lt.llmURL = model, llmURL
 	}
+	// {wall}: the relay on the hub's socket, else chaos wall --hub (docs/ARCHITECTURE.md).
+	wall, err := proxies.OpenStdioWall(srv, bin, a.workRoot())
+	if err != nil {
+		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
+	}
+	lt.stream = wall.Stream
 	a.keep(t.Key(), lt)
 
 	tokens := map[string]string{
 		"task":       task.Prompt,
-		"wall":       proxies.WallCommand(bin, srv.URL),
+		"wall":       wall.Command,
 		"wall_url":   srv.URL,
-		"mcp_config": proxies.WallMCPConfig(bin, srv.URL),
+		"mcp_config": wall.MCPConfig,
 		// {llm_url} stands in for model.upstream: a client appends to it what it would
 		// append to the upstream (the loader refuses {llm_url} without an upstream).
 		"llm_url": llmURL,

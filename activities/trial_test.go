@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -151,6 +152,30 @@ func TestTrial(t *testing.T) {
 	}
 }
 
+// TestStartHubWithoutRelay: with no relay next to the chaos binary (go run), {wall} is
+// `chaos wall --hub URL`, which bridges to the same hub over HTTP.
+func TestStartHubWithoutRelay(t *testing.T) {
+	a, env := newActivities(t)
+	alone := filepath.Join(t.TempDir(), "chaos")
+	if err := os.Symlink(chaosBin, alone); err != nil {
+		t.Fatal(err)
+	}
+	a.ChaosBin = alone
+	in := trialInput(t, exampleYAML(t), examplePath, "clean", `agent --wall "{wall}" --config '{mcp_config}'`)
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	t.Cleanup(func() { a.Teardown(t.Context(), run.TeardownInput{Trial: in, Workspace: ws}) })
+	hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+	if got, want := hub.Tokens["wall"], proxies.WallCommand(alone, hub.URL); got != want {
+		t.Errorf("{wall} = %q; want %q", got, want)
+	}
+	if got, want := hub.Tokens["mcp_config"], proxies.WallMCPConfig(alone, hub.URL); got != want {
+		t.Errorf("{mcp_config} = %q; want %q", got, want)
+	}
+	if lt := a.live(in.Key()); lt == nil || lt.stream != nil {
+		t.Errorf("a hub stream without a relay to use it")
+	}
+}
+
 func TestStartHub(t *testing.T) {
 	a, env := newActivities(t)
 	in := trialInput(t, exampleYAML(t), examplePath, "clean", `agent --task {task} --config '{mcp_config}' --wall "{wall}" --sandbox {sandbox}`)
@@ -173,11 +198,22 @@ func TestStartHub(t *testing.T) {
 	if err := json.Unmarshal([]byte(hub.Tokens["mcp_config"]), &cfg); err != nil {
 		t.Fatalf("mcp_config %q: %v", hub.Tokens["mcp_config"], err)
 	}
-	if c := cfg.MCPServers["chaos"]; c.Type != "stdio" || c.Command != chaosBin || strings.Join(c.Args, " ") != "wall --hub "+hub.URL {
+	// {wall} is the relay built next to chaos, on the hub's socket in a private folder.
+	lt := a.live(in.Key())
+	if lt == nil || lt.stream == nil {
+		t.Fatal("the hub serves no stream for the relay")
+	}
+	relay, socket := filepath.Join(filepath.Dir(chaosBin), proxies.RelayName), lt.stream.Path
+	for path, want := range map[string]os.FileMode{filepath.Dir(socket): 0o700, socket: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v; want mode %v", path, fi.Mode().Perm(), err, want)
+		}
+	}
+	if c := cfg.MCPServers["chaos"]; c.Type != "stdio" || c.Command != relay || strings.Join(c.Args, " ") != socket {
 		t.Errorf("mcp_config: %+v", cfg)
 	}
 	for token, want := range map[string]string{
-		"wall":     spec.ShellQuote(chaosBin) + " wall --hub " + hub.URL,
+		"wall":     spec.ShellQuote(relay) + " " + spec.ShellQuote(socket),
 		"wall_url": hub.URL,
 		"llm_url":  hub.URL + "/llm",
 		"sandbox":  ws.Dir,
@@ -205,6 +241,9 @@ func TestStartHub(t *testing.T) {
 	}
 	if again.URL == hub.URL {
 		t.Errorf("the new hub has the old URL")
+	}
+	if _, err := os.Stat(filepath.Dir(socket)); !os.IsNotExist(err) {
+		t.Errorf("the replaced hub's socket folder: %v; want it removed", err)
 	}
 	l, err := record.ReadFile(filepath.Join(ws.TrialDir, "record.jsonl"))
 	if err != nil || len(l.Rows) != 1 || l.Start == nil {

@@ -3,6 +3,7 @@
 # image, for deploy/Dockerfile:
 #
 #   bin/chaos                           static (CGO_ENABLED=0): needs no libc
+#   bin/chaos-relay                     static: the trials' {wall}, found next to chaos
 #   bin/sh                              busybox, when a static one is installed (busybox-static):
 #                                       agent commands run through sh -c
 #   etc/ssl/certs/ca-certificates.crt   for https webhooks and model upstreams
@@ -14,6 +15,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/etc/ssl/certs"
 
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/bin/chaos" ./cmd/chaos
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/bin/chaos-relay" ./cmd/chaos-relay
 
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   cp /etc/ssl/certs/ca-certificates.crt "$out/etc/ssl/certs/"

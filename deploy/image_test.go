@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crashwall/chaos/proxies"
 )
 
 // requireDocker is set by CI (.ci/run), which starts a Docker engine: there a missing
@@ -62,6 +64,13 @@ func TestWorkerImage(t *testing.T) {
 		})
 		if n == 0 {
 			t.Fatal("no binary in the image")
+		}
+	})
+
+	t.Run("the relay sits next to chaos", func(t *testing.T) {
+		// The worker's trials start it as {wall}; without it they fall back to chaos wall --hub.
+		if relay := proxies.FindRelay(filepath.Join(rootfs, "bin", "chaos")); relay == "" {
+			t.Errorf("no executable bin/%s in the image", proxies.RelayName)
 		}
 	})
 

@@ -160,6 +160,7 @@ var mcpTransports = []struct {
 	{"stdio", connectStdio, "stdio"},
 	{"http", connectHTTP, "http"},
 	{"bridge", connectBridge, "stdio"},
+	{"stream", connectStream, "stdio"}, // the relay's: stream_test.go
 }
 
 // callText calls a tool and returns its text and error flag; a JSON-RPC error fails the test.

@@ -102,13 +102,18 @@ func WallCommand(bin, hubURL string) string {
 // over stdio, in the form Claude Code's --mcp-config and Cursor's mcp.json take. The
 // command and its arguments stand apart, so nothing needs quoting.
 func WallMCPConfig(bin, hubURL string) string {
+	return mcpConfig(bin, []string{"wall", "--hub", hubURL})
+}
+
+// mcpConfig is an MCP client configuration that starts the stdio server command with args.
+func mcpConfig(command string, args []string) string {
 	type server struct {
 		Type    string   `json:"type"`
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
 	}
 	cfg := map[string]map[string]server{
-		"mcpServers": {"chaos": {Type: "stdio", Command: bin, Args: []string{"wall", "--hub", hubURL}}},
+		"mcpServers": {"chaos": {Type: "stdio", Command: command, Args: args}},
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -161,9 +161,13 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		hub.Close("the wall could not listen: " + err.Error())
 		return err
 	}
+	wall, err := proxies.OpenStdioWall(srv, bin, os.TempDir()) // not in the sandbox, where the agent looks
+	if err != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "chaos record: {wall} bridges over HTTP: %v\n", err)
+	}
 	tokens := map[string]string{
-		"task": opts.Task, "wall": proxies.WallCommand(bin, srv.URL), "wall_url": srv.URL,
-		"mcp_config": proxies.WallMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
+		"task": opts.Task, "wall": wall.Command, "wall_url": srv.URL,
+		"mcp_config": wall.MCPConfig, "sandbox": sandbox, "chaos": bin,
 	}
 	// As in a trial: the command refers to the values through variables, never holds one.
 	command, probs := spec.FillCommand(spec.JoinCommand(opts.AgentCommand), func(name string) bool { _, ok := tokens[name]; return ok })
@@ -183,6 +187,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	cmd.Stderr = opts.IO.ErrOut
 	cmd.WaitDelay = 2 * time.Second
 	runErr := cmd.Run()
+	wall.Close()
 	srv.Close()
 	hub.Close("agent exited")
 	if actx.Err() != nil {

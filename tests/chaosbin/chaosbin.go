@@ -17,9 +17,10 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Build builds ./cmd/chaos into a fresh temporary folder and returns the binary's path
-// and a function that removes the folder. The error carries the compiler's output. The
-// folder's name holds a space, as "Application Support" does: every test that runs the
+// Build builds ./cmd/chaos, and beside it the relay trials start as {wall}
+// (./cmd/chaos-relay, found next to chaos as an install puts it), into a fresh temporary
+// folder and returns chaos's path and a function that removes the folder. The error
+// carries the compiler's output. The folder's name holds a space, as "Application Support" does: every test that runs the
 // binary also shows that nothing splits its path on spaces.
 func Build() (bin string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "chaos bin-")
@@ -27,11 +28,11 @@ func Build() (bin string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	bin = filepath.Join(dir, "chaos")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/chaos")
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/chaos", "./cmd/chaos-relay")
 	cmd.Dir = Root()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("go build ./cmd/chaos: %v\n%s", err, out)
+		return "", nil, fmt.Errorf("go build ./cmd/chaos ./cmd/chaos-relay: %v\n%s", err, out)
 	}
 	return bin, func() { os.RemoveAll(dir) }, nil
 }

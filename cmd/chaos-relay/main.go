@@ -1,0 +1,58 @@
+// Command chaos-relay is the {wall} of a trial: the MCP server command an agent starts. It
+// moves bytes, unchanged, between its stdin/stdout and the trial's hub, which serves MCP as
+// a stream (one JSON-RPC message a line) on a unix socket in the trial's private folder:
+//
+//	agent ──stdin──> chaos-relay ──unix socket──> hub (guard, MCP server, Hub.Call, record)
+//	agent <─stdout── chaos-relay <──────────────┘
+//
+// The hub keeps the world, the fault and the record; the relay decides nothing, so it
+// imports only the standard library and starts in a millisecond or two, where
+// `chaos wall --hub` (the fallback, docs/ARCHITECTURE.md) is the whole chaos binary.
+//
+// It ends when the hub closes the stream (the trial is over) or, after the agent closes
+// its stdin, when the hub has answered and closed its side.
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+)
+
+const usage = "usage: chaos-relay SOCKET  (the {wall} of a chaos trial: connects MCP on stdin/stdout to the trial's hub at the unix socket SOCKET)"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run relays in and out to the hub's socket named by args and returns the exit code: 0
+// when the stream ended, 1 for a bad command line or a hub that is not there.
+func run(args []string, in io.Reader, out io.Writer, errOut io.Writer) int {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(errOut, usage)
+		return 1
+	}
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: args[0], Net: "unix"})
+	if err != nil {
+		fmt.Fprintf(errOut, "chaos-relay: cannot reach the trial's hub at %s: %v (the trial has ended, or this is not a hub's socket)\n", args[0], err)
+		return 1
+	}
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		io.Copy(out, conn) // the hub's answers, as they come
+	}()
+	go func() {
+		io.Copy(conn, in)
+		// The agent closed its stdin: say so to the hub (half-close), which answers what it
+		// was asked, then ends the session and closes its side.
+		conn.CloseWrite()
+	}()
+	// The hub closing its side ends the relay even while the agent still holds stdin open:
+	// the trial is over and nothing would answer.
+	<-hubDone
+	conn.Close()
+	return 0
+}

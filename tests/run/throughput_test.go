@@ -1,0 +1,104 @@
+package run_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
+)
+
+// BenchmarkRunThroughput is a whole run of the shape issue 10 measures: 14 conditions of
+// the support-ticket example x b.N replicates x its 2 agents, where each trial's agent is
+// testdata/agent3.py (a stdlib Python stand-in making three tool calls through {wall}).
+// The baseline, measured in the same sub-benchmark, is a plain sequential loop that runs
+// the same agent as many times against a standalone `chaos wall --spec --condition C
+// --record FILE` of its own, with no Temporal.
+//
+// As in BenchmarkTrialOverhead, one `chaos server` (embedded Temporal and its worker) is
+// started before the timer; each sub-benchmark times `chaos run --temporal ADDR` from the
+// command's start to its exit, at the spec's concurrency (4) and at 1. It reports the
+// run's and the loop's seconds and x-loop, their ratio (the issue's goals: <= 0.33 at the
+// default concurrency, <= 1.3 at 1).
+//
+//	go test ./tests/run -run '^$' -bench RunThroughput -benchtime 1x
+func BenchmarkRunThroughput(b *testing.B) {
+	env := testkit.Env(b)
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	py := strings.TrimSpace(string(out))
+	if err != nil || py == "" {
+		b.Fatalf("the stand-in agent needs python3 on PATH: %v", err)
+	}
+	agent := filepath.Join(filepath.Dir(exampleSpec), "..", "tests", "run", "testdata", "agent3.py")
+	text, err := os.ReadFile(exampleSpec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	yaml := string(text)
+	for _, edit := range [][2]string{
+		{`command: "{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --spec {spec}"`,
+			`command: "` + spec.ShellQuote(py) + ` ` + spec.ShellQuote(agent) + ` {wall}"`},
+		{"profile: scripted", "profile: generic"},
+	} {
+		if !strings.Contains(yaml, edit[0]) {
+			b.Fatalf("the example has no %q to replace", edit[0])
+		}
+		yaml = strings.Replace(yaml, edit[0], edit[1], 1)
+	}
+	specPath := filepath.Join(b.TempDir(), "throughput.yaml")
+	if err := os.WriteFile(specPath, []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := spec.Load(specPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := faults.IDs(conds)[:14]
+	agents := len(s.Cells())
+	data := b.TempDir()
+	srv := startServer(b, env, data, -1)
+
+	for _, concurrency := range []int{4, 1} {
+		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
+			runOut := filepath.Join(b.TempDir(), "out")
+			start := time.Now()
+			r := runChaos(b, env, time.Duration(b.N)*30*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
+				"--out", runOut, "--only", strings.Join(ids, ","), "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
+			runTime := time.Since(start)
+			r.MustSucceed(b, "chaos run")
+
+			records := b.TempDir()
+			start = time.Now()
+			n := 0
+			for range b.N {
+				for _, id := range ids {
+					for range agents {
+						n++
+						wall := spec.ShellQuote(chaosBin) + " wall --spec " + spec.ShellQuote(specPath) + " --condition " + spec.ShellQuote(id) +
+							" --record " + spec.ShellQuote(filepath.Join(records, fmt.Sprintf("%d.jsonl", n)))
+						cmd := exec.Command(py, agent, wall)
+						cmd.Env = env
+						if out, err := cmd.CombinedOutput(); err != nil {
+							b.Fatalf("the loop's agent under %s: %v\n%s", id, err, out)
+						}
+					}
+				}
+			}
+			loopTime := time.Since(start)
+			b.ReportMetric(runTime.Seconds(), "run-s")
+			b.ReportMetric(loopTime.Seconds(), "loop-s")
+			b.ReportMetric(runTime.Seconds()/loopTime.Seconds(), "x-loop")
+			b.ReportMetric(float64(n), "trials")
+		})
+	}
+}
