@@ -453,7 +453,7 @@ func TestGenerateExample(t *testing.T) {
 		{"premature_read@read_email", true, false},
 		{"premature_read@get_ticket_field", true, false},
 		{"stale_read@get_ticket_field", true, false},
-		{"data_anomaly.missing_field@read_email", false, true},
+		{"data_anomaly.missing_field@read_email", true, true}, // blanks "ticket", which no check needs
 		{"data_anomaly.stale_date@read_email", false, true},
 		{"context_switch@update_ticket", false, false},
 		{"empty_success@update_ticket", true, false},
@@ -494,7 +494,7 @@ func TestGenerateHandWritten(t *testing.T) {
 		{ID: "data_anomaly.cancelled_record@read_orders", Family: "data_anomaly", Variant: "cancelled_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change"},
 		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
 		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
-		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed"},
+		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)"},
 		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
 		{ID: "ticket-503", Family: "transient_error", Tool: toolUpd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
 		{ID: "email-replaced", Family: "data_anomaly", Tool: toolSrc, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
@@ -561,5 +561,33 @@ func TestGenerateAjantik(t *testing.T) {
 	}
 	if c := byID["email-replaced"]; c.Reply != `{"ticket":"T-4821","body":"Never mind, all is fine."}` {
 		t.Errorf("email-replaced: reply %s", c.Reply)
+	}
+}
+
+// missing_field blanks the field Ajantik blanks (the first in the file's order) and takes
+// success away only when a state check needs the blanked value.
+func TestMissingFieldSuccessPossible(t *testing.T) {
+	tests := []struct {
+		name, reply string
+		check       spec.StateCheck
+		possible    bool
+	}{
+		{"a currency the task does not need", `{"currency":"USD","amount":"42.50"}`, spec.StateCheck{Key: "paid", Equals: "42.50"}, true},
+		{"the amount the task stores", `{"amount":"42.50","currency":"USD"}`, spec.StateCheck{Key: "paid", Equals: "42.50"}, false},
+		{"a body that says what to store", `{"body":"this is URGENT","from":"a@b"}`, spec.StateCheck{Key: "priority", Equals: "urgent"}, false},
+		{"a contains check", `{"name":"Acme Ltd","city":"Oslo"}`, spec.StateCheck{Key: "customer", Contains: "Acme"}, false},
+		{"a record's number the task needs", `[{"id":"A1","qty":3,"amount":12.5}]`, spec.StateCheck{Key: "qty", Equals: 3}, false},
+		{"a record's number it does not", `[{"id":"A1","qty":3,"amount":12.5}]`, spec.StateCheck{Key: "total", Equals: 12.5}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: tt.reply}},
+				Tasks: []spec.Task{{ID: "t", StateChecks: []spec.StateCheck{tt.check}}}}
+			c := Condition{ID: "data_anomaly.missing_field@src", Family: "data_anomaly", Variant: "missing_field", Tool: "src", At: 1}
+			dataAnomaly{}.Describe(s, s.Tools[0], &c)
+			if c.SuccessPossible != tt.possible {
+				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
+			}
+		})
 	}
 }

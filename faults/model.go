@@ -488,19 +488,17 @@ func substitute(m *ModelMessage, kind string, alt func(key string, cur []byte) (
 		hows = append(hows, fmt.Sprintf("%s %s → %s", fields[c.i].key, fields[c.i].raw, raw))
 		fields[c.i].raw = raw
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := marshalJSON(f.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(f.raw)
+	// Only the substituted values change: the rest of the arguments stay the model's bytes.
+	root, ok := parseJSONText(tc.Arguments)
+	if !ok || root.kind != '{' || len(root.members) != len(fields) {
+		return Mutation{}, fmt.Errorf("the arguments of %s: they are not a JSON object", tc.Name)
 	}
-	b.WriteByte('}')
-	tc.Arguments = b.String()
+	var edits []edit
+	for _, c := range changes {
+		v := root.members[c.i].val
+		edits = append(edits, edit{v.start, v.end, string(fields[c.i].raw)})
+	}
+	tc.Arguments = applyEdits(tc.Arguments, 0, len(tc.Arguments), edits)
 	return Mutation{What: fmt.Sprintf("put the %s into the arguments of %s: %s", kind, tc.Name, strings.Join(hows, ", "))}, nil
 }
 
@@ -558,68 +556,36 @@ func argFields(args string) ([]argField, error) {
 	return out, nil
 }
 
-// mapArgStrings re-encodes the JSON text args compactly, in its own key order, with
-// fn applied to every string value (not to keys); i numbers the values in order.
+// mapArgStrings applies fn to every string value (not to keys) of the JSON text args, in
+// the text's order (i numbers them), and changes nothing else: keys, their order, numbers
+// and spacing stay the model's own bytes.
 func mapArgStrings(args string, fn func(i int, s string) string) (string, error) {
-	dec := json.NewDecoder(strings.NewReader(args))
-	dec.UseNumber()
-	var b bytes.Buffer
+	root, ok := parseJSONText(args)
+	if !ok {
+		return "", errors.New("they are not valid JSON")
+	}
+	var edits []edit
 	n := 0
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			open, close := byte(t), byte('}')
-			if t == '[' {
-				close = ']'
+	var walk func(v *jnode)
+	walk = func(v *jnode) {
+		switch v.kind {
+		case '{':
+			for _, m := range v.members {
+				walk(m.val)
 			}
-			b.WriteByte(open)
-			for first := true; dec.More(); first = false {
-				if !first {
-					b.WriteByte(',')
-				}
-				if open == '{' {
-					kt, err := dec.Token()
-					if err != nil {
-						return err
-					}
-					k, _ := marshalJSON(kt)
-					b.Write(k)
-					b.WriteByte(':')
-				}
-				if err := walk(); err != nil {
-					return err
-				}
+		case '[':
+			for _, e := range v.elems {
+				walk(e)
 			}
-			if _, err := dec.Token(); err != nil {
-				return err
+		case '"':
+			if out := fn(n, v.str); out != v.str {
+				edits = append(edits, edit{v.start, v.end, jsonString(out)})
 			}
-			b.WriteByte(close)
-		case string:
-			s := fn(n, t)
 			n++
-			v, _ := marshalJSON(s)
-			b.Write(v)
-		default:
-			v, err := marshalJSON(t)
-			if err != nil {
-				return err
-			}
-			b.Write(v)
 		}
-		return nil
 	}
-	if err := walk(); err != nil {
-		return "", errors.New("they are not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", errors.New("they are not valid JSON")
-	}
-	return b.String(), nil
+	walk(root)
+	return applyEdits(args, 0, len(args), edits), nil
 }
 
 // marshalJSON encodes v without escaping <, > and &, as the model APIs do.

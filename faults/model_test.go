@@ -376,3 +376,30 @@ func summary(m ModelMessage) string {
 	}
 	return "empty"
 }
+
+// The model's arguments change only where the fault changes them: spacing, key order,
+// numbers and & stay the model's own text.
+func TestModelFaultArgsKeepTheRest(t *testing.T) {
+	args := `{ "zeta": "Fish & Chips",  "id": "A-17", "n": 1.50, "tags": ["x < y"] }`
+	tests := []struct {
+		name string
+		fn   func(*ModelMessage, ModelContext) (Mutation, error)
+		mc   ModelContext
+		want string
+	}{
+		{"truncate", truncateArgs, ModelContext{}, `{ "zeta": "Fis",  "id": "A", "n": 1.50, "tags": ["x"] }`},
+		{"wrong entity", wrongEntity, ModelContext{Entities: map[string][]string{"id": {"A-17", "B-99 & co"}}},
+			`{ "zeta": "Fish & Chips",  "id": "B-99 & co", "n": 1.50, "tags": ["x < y"] }`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &ModelMessage{ToolCalls: []ToolCall{{Name: "f", Arguments: args}}, FinishReason: FinishToolCalls}
+			if _, err := tt.fn(m, tt.mc); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.ToolCalls[0].Arguments; got != tt.want {
+				t.Errorf("arguments:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
