@@ -129,6 +129,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
+		Impossible: worldKnown && !res.SuccessPossible,
 	})
 	if s != nil && report.Scored(res.Verdict) {
 		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
