@@ -403,3 +403,53 @@ func TestModelFaultArgsKeepTheRest(t *testing.T) {
 		})
 	}
 }
+
+// TestModelFaultTextsAreAgentChaos: what the agent receives from each fault that carries
+// a text is AgentChaos's text byte for byte (testdata/agentchaos-texts.json, copied from
+// its source, which the file names).
+func TestModelFaultTextsAreAgentChaos(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "agentchaos-texts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Source string `json:"source"`
+		Texts  []struct {
+			Fault        string  `json:"fault"`
+			Content      *string `json:"content"`
+			Arguments    *string `json:"arguments"`
+			DelayMS      int64   `json:"delay_ms"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"texts"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Source, "AgentChaos") || len(doc.Texts) == 0 {
+		t.Fatalf("the testdata must name its source and hold texts: %s", b)
+	}
+	for _, tt := range doc.Texts {
+		t.Run(tt.Fault, func(t *testing.T) {
+			m := modelTextTurn.clone()
+			if tt.Arguments != nil || tt.Fault == "tool_timeout_single" {
+				m = modelToolTurn.clone()
+			}
+			mut, err := ApplyModelFault(tt.Fault, &m, modelCtx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.Content != nil && m.Text != *tt.Content {
+				t.Errorf("content:\n got %q\nwant %q", m.Text, *tt.Content)
+			}
+			if tt.Arguments != nil && (len(m.ToolCalls) == 0 || m.ToolCalls[0].Arguments != *tt.Arguments) {
+				t.Errorf("arguments: got %+v, want %q", m.ToolCalls, *tt.Arguments)
+			}
+			if got := mut.Delay.Milliseconds(); got != tt.DelayMS {
+				t.Errorf("delay %d ms, want %d", got, tt.DelayMS)
+			}
+			if tt.FinishReason != "" && m.FinishReason != tt.FinishReason {
+				t.Errorf("finish reason %q, want %q", m.FinishReason, tt.FinishReason)
+			}
+		})
+	}
+}
