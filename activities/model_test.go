@@ -60,7 +60,7 @@ func TestTrialModelProxy(t *testing.T) {
 			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1}, run.OutcomeFailed,
 			"model fault could not apply: tool_error_single: the response has no tool call to break (at 1 of 1 model calls)", report.NoVerdict},
 		{"no model call", toolCall.URL, "tool_error_single", nil,
-			run.ModelResult{Fault: "tool_error_single"}, run.OutcomeFailed,
+			run.ModelResult{Fault: "tool_error_single", NeverCalled: true}, run.OutcomeFailed,
 			"no model call reached the model proxy at {llm_url} (URL), so model fault tool_error_single was never tested: point the agent's model client at {llm_url}", report.NoVerdict},
 		{"clean, no model call", toolCall.URL, "none", nil,
 			run.ModelResult{Fault: "none"}, run.OutcomeCompleted, "", report.Unclear},

@@ -43,6 +43,8 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		res.ExitCode, res.Duration = in.Agent.ExitCode, in.Agent.Duration
 	}
 	res.Outcome, res.Reason = outcome(in)
+	// The agent ended by itself (not a timeout, an abort or a failure of ours).
+	ranToItsEnd := res.Outcome == run.OutcomeCompleted
 	noVerdict := func(reason string) {
 		if res.Outcome != run.OutcomeFailed {
 			res.Outcome, res.Reason = run.OutcomeFailed, reason
@@ -112,6 +114,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 	if s != nil && s.Model.Upstream != "" {
 		m, why := modelResult(s, a.live(in.Trial.Key()), log)
+		m.NeverCalled = s.Model.Armed() && m.Calls == 0 && ranToItsEnd && log != nil
 		res.Model = m
 		if why != "" {
 			noVerdict(why)

@@ -69,6 +69,9 @@ type ExperimentResult struct {
 	Results []TrialResult `json:"results"`
 	Summary Summary       `json:"summary"`
 	Aborted string        `json:"aborted,omitempty"`
+	// NeverArmed says why the run stopped early: a trial proved that its model fault can
+	// never be armed (ModelResult.NeverCalled). chaos run exits 3 with it.
+	NeverArmed string `json:"never_armed,omitempty"`
 }
 
 // Progress is the answer to the progress query.
@@ -230,6 +233,10 @@ type ModelResult struct {
 	Fired int `json:"fired"`
 	// Failed counts the calls on which the fault fired and could not apply.
 	Failed int `json:"failed,omitempty"`
+	// NeverCalled: a model fault was armed and the agent ran to its own end without one
+	// model call reaching the proxy. It proves the fault can never be armed in this run
+	// (the agent is not pointed at {llm_url}), so the run stops.
+	NeverCalled bool `json:"never_called,omitempty"`
 }
 
 // Summary counts a run's trials by verdict and outcome.
