@@ -134,7 +134,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
 		Impossible: worldKnown && !res.SuccessPossible,
 	})
-	if s != nil && report.Scored(res.Verdict) {
+	// Declared outcomes are read in every trial whose world and closing message were read,
+	// the fault fired or not: chaos diff compares them on every shared seed.
+	if s != nil && (report.Scored(res.Verdict) || res.Verdict == report.NotTriggered) {
 		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
 	}
 
