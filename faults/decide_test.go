@@ -3,8 +3,12 @@ package faults
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/crashwall/chaos/spec"
@@ -589,5 +593,66 @@ func TestMissingFieldSuccessPossible(t *testing.T) {
 				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
 			}
 		})
+	}
+}
+
+// TestAjantikFaultSet: on Ajantik's own scenario file, auto_faults: [all] gives chaos's
+// larger set; with auto_faults_set: ajantik it gives the 14 conditions Ajantik generates
+// (clean and 13 faults), computed here by Ajantik's rules: transient and permanent error
+// on every tool, truncated reply and premature read on every tool that does not write,
+// phantom success and session drop on every write, and the anomalies Ajantik derives
+// from each source's reply (read_email has a date: stale_date, and no missing_field).
+// The file's own auto_faults line is replaced by [all], and read_email given a date.
+func TestAjantikFaultSet(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "spec", "testdata", "ajantik-support-ticket.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "auto_faults: [transient-error, phantom_success, session_drop]", "auto_faults: [all]", 1)
+	text = strings.Replace(text, `"subject": "Checkout`, `"date": "2026-11-02", "subject": "Checkout`, 1)
+	hand := map[string]bool{"clean": true, "ticket-503": true, "ticket-phantom": true, "email-replaced": true}
+	generated := func(set string) []string {
+		s, err := spec.Parse("a.yaml", []byte(text+set))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, err := Generate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range conds {
+			if !hand[c.ID] {
+				ids = append(ids, c.ID)
+			}
+		}
+		return ids
+	}
+	ajantik := []string{
+		"transient_error@read_email", "transient_error@update_ticket", "transient_error@get_ticket_field", "transient_error@list_teams",
+		"permanent_error@read_email", "permanent_error@update_ticket", "permanent_error@get_ticket_field", "permanent_error@list_teams",
+		"truncated_reply@read_email", "truncated_reply@get_ticket_field", "truncated_reply@list_teams",
+		"phantom_success@update_ticket",
+		"premature_read@read_email", "premature_read@get_ticket_field", "premature_read@list_teams",
+		"session_drop@update_ticket",
+		"data_anomaly.stale_date@read_email",
+		// list_teams has no response: Ajantik's default {"status": "ok"} has a text and no
+		// date, so Ajantik blanks "status".
+		"data_anomaly.missing_field@list_teams",
+	}
+	got := generated("auto_faults_set: ajantik\n")
+	sort.Strings(got)
+	sort.Strings(ajantik)
+	if !reflect.DeepEqual(got, ajantik) {
+		t.Errorf("auto_faults_set: ajantik:\n got %v\nwant %v", got, ajantik)
+	}
+	all := generated("")
+	if len(all) <= len(ajantik) {
+		t.Errorf("chaos's own set (%d) should be larger than Ajantik's (%d): %v", len(all), len(ajantik), all)
+	}
+	for _, id := range []string{"phantom_failure@update_ticket", "stale_read@get_ticket_field", "context_switch@update_ticket", "empty_success@update_ticket", "data_anomaly.missing_field@read_email"} {
+		if !slices.Contains(all, id) || slices.Contains(got, id) {
+			t.Errorf("%s: in chaos's set %v, in Ajantik's %v; want only in chaos's", id, slices.Contains(all, id), slices.Contains(got, id))
+		}
 	}
 }
