@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -133,5 +134,27 @@ func TestModelManifest(t *testing.T) {
 	m = modelManifest(parse(""), nil)
 	if m.Armed || m.Asked != nil || m.Note != "nothing armed: the spec has no model.upstream, so no model proxy ran" {
 		t.Errorf("no model table: %+v", m)
+	}
+}
+
+// TestTrialSaysWhichFaultFired: a trial filed under a tool condition in which only the
+// model fault fired says so, in faults_fired and in its verdict's reason.
+func TestTrialSaysWhichFaultFired(t *testing.T) {
+	toolCall := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
+	t.Cleanup(toolCall.Close)
+	a, env := newActivities(t)
+	in := trialInput(t, modelYAML(t, toolCall.URL, "tool_error_single"), examplePath, "phantom_success@update_ticket", "true")
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+	if status, body := modelCall(t, hub.Tokens["llm_url"], "choose"); status != 200 || !strings.Contains(body, `"arguments":"{}"`) {
+		t.Fatalf("the model fault did not fire: %d %s", status, body)
+	}
+	res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &run.AgentResult{}})
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.FaultsFired, []string{"model:tool_error_single"}) || !report.Scored(res.Verdict) ||
+		!strings.HasSuffix(res.VerdictWhy, "; only the model fault fired (tool_error_single), not phantom_success@update_ticket") {
+		t.Errorf("faults fired %v, verdict %s (%s)", res.FaultsFired, res.Verdict, res.VerdictWhy)
 	}
 }

@@ -207,12 +207,16 @@ type TrialResult struct {
 	// VerdictWhy says why the verdict is what it is.
 	VerdictWhy string `json:"verdict_why,omitempty"`
 	// Verdict is world x claim (see package report).
-	Verdict         string        `json:"verdict"`
-	SuccessPossible bool          `json:"success_possible"`
-	Calls           int           `json:"calls"`
-	Fired           int           `json:"fired"`
-	Duration        time.Duration `json:"duration"`
-	Dir             string        `json:"dir"`
+	Verdict         string `json:"verdict"`
+	SuccessPossible bool   `json:"success_possible"`
+	Calls           int    `json:"calls"`
+	Fired           int    `json:"fired"`
+	// FaultsFired names the faults that fired in the trial: the tool condition's id and/or
+	// "model:" and the model fault's name. A trial filed under a tool condition in which
+	// only the model fault fired says so here (and in VerdictWhy).
+	FaultsFired []string      `json:"faults_fired,omitempty"`
+	Duration    time.Duration `json:"duration"`
+	Dir         string        `json:"dir"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
