@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestTrialModelProxy(t *testing.T) {
 			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1}, run.OutcomeFailed,
 			"model fault could not apply: tool_error_single: the response has no tool call to break (at 1 of 1 model calls)", report.NoVerdict},
 		{"no model call", toolCall.URL, "tool_error_single", nil,
-			run.ModelResult{Fault: "tool_error_single"}, run.OutcomeFailed,
+			run.ModelResult{Fault: "tool_error_single", NeverCalled: true}, run.OutcomeFailed,
 			"no model call reached the model proxy at {llm_url} (URL), so model fault tool_error_single was never tested: point the agent's model client at {llm_url}", report.NoVerdict},
 		{"clean, no model call", toolCall.URL, "none", nil,
 			run.ModelResult{Fault: "none"}, run.OutcomeCompleted, "", report.Unclear},
@@ -133,5 +134,27 @@ func TestModelManifest(t *testing.T) {
 	m = modelManifest(parse(""), nil)
 	if m.Armed || m.Asked != nil || m.Note != "nothing armed: the spec has no model.upstream, so no model proxy ran" {
 		t.Errorf("no model table: %+v", m)
+	}
+}
+
+// TestTrialSaysWhichFaultFired: a trial filed under a tool condition in which only the
+// model fault fired says so, in faults_fired and in its verdict's reason.
+func TestTrialSaysWhichFaultFired(t *testing.T) {
+	toolCall := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
+	t.Cleanup(toolCall.Close)
+	a, env := newActivities(t)
+	in := trialInput(t, modelYAML(t, toolCall.URL, "tool_error_single"), examplePath, "phantom_success@update_ticket", "true")
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+	if status, body := modelCall(t, hub.Tokens["llm_url"], "choose"); status != 200 || !strings.Contains(body, `"arguments":"{}"`) {
+		t.Fatalf("the model fault did not fire: %d %s", status, body)
+	}
+	res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &run.AgentResult{}})
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.FaultsFired, []string{"model:tool_error_single"}) || !report.Scored(res.Verdict) ||
+		!strings.HasSuffix(res.VerdictWhy, "; only the model fault fired (tool_error_single), not phantom_success@update_ticket") {
+		t.Errorf("faults fired %v, verdict %s (%s)", res.FaultsFired, res.Verdict, res.VerdictWhy)
 	}
 }

@@ -55,9 +55,9 @@ func TestTrial(t *testing.T) {
 			ok, report.ClaimSuccess, report.SilentWrong, "world wrong, agent claimed success"},
 		// A write tool that always fails makes the task impossible.
 		{"permanent error, blind agent", "permanent_error@update_ticket", "--style blind --transport stdio --wall-command {wall}", "", false, true, false,
-			ok, report.ClaimSuccess, report.SilentWrong, "world wrong, agent claimed success"},
+			ok, report.ClaimSuccess, report.SilentWrong, "success was impossible under this fault; the agent claimed success"},
 		{"permanent error, verifying agent", "permanent_error@update_ticket", "--style verifying --transport stdio --wall-command {wall}", "", false, true, false,
-			failed, report.ClaimFailure, report.ReportedHonestly, "world wrong, agent reported a failure"},
+			failed, report.ClaimFailure, report.ReportedHonestly, "success was impossible under this fault; the agent reported a failure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

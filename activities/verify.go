@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/crashwall/chaos/probes"
@@ -43,6 +44,8 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		res.ExitCode, res.Duration = in.Agent.ExitCode, in.Agent.Duration
 	}
 	res.Outcome, res.Reason = outcome(in)
+	// The agent ended by itself (not a timeout, an abort or a failure of ours).
+	ranToItsEnd := res.Outcome == run.OutcomeCompleted
 	noVerdict := func(reason string) {
 		if res.Outcome != run.OutcomeFailed {
 			res.Outcome, res.Reason = run.OutcomeFailed, reason
@@ -110,8 +113,13 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			}
 		}
 	}
+	toolFired := !clean && res.Fired > 0
+	if toolFired {
+		res.FaultsFired = append(res.FaultsFired, t.Condition)
+	}
 	if s != nil && s.Model.Upstream != "" {
 		m, why := modelResult(s, a.live(in.Trial.Key()), log)
+		m.NeverCalled = s.Model.Armed() && m.Calls == 0 && ranToItsEnd && log != nil
 		res.Model = m
 		if why != "" {
 			noVerdict(why)
@@ -121,6 +129,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		if s.Model.Armed() {
 			clean = false
 			res.Fired += m.Fired
+			if m.Fired > 0 {
+				res.FaultsFired = append(res.FaultsFired, "model:"+m.Fault)
+			}
 		}
 	}
 	if s != nil {
@@ -129,8 +140,16 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
+		Impossible: worldKnown && !res.SuccessPossible,
 	})
-	if s != nil && report.Scored(res.Verdict) {
+	if report.Scored(res.Verdict) && t.Condition != "clean" && !toolFired && len(res.FaultsFired) > 0 {
+		// Filed under its tool condition, but only the model fault met it: say so, so the
+		// condition's row never holds a trial its fault never touched without a word.
+		res.VerdictWhy += fmt.Sprintf("; only the model fault fired (%s), not %s", strings.TrimPrefix(res.FaultsFired[0], "model:"), t.Condition)
+	}
+	// Declared outcomes are read in every trial whose world and closing message were read,
+	// the fault fired or not: chaos diff compares them on every shared seed.
+	if s != nil && (report.Scored(res.Verdict) || res.Verdict == report.NotTriggered) {
 		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
 	}
 

@@ -85,7 +85,7 @@ func TestVerifyFromTheRecord(t *testing.T) {
 		{"completed, the fault never fired", true, nil, 1, "", false, [2]bool{false, false}, 0, 0, report.NotTriggered, "the fault never fired"},
 		// The checks pass, but the condition made the task impossible: the world is not the
 		// one asked for, and an agent that says it is is silently wrong.
-		{"success impossible", false, end, 3, "", false, [2]bool{true, true}, 7, 3, report.SilentWrong, "world wrong, agent claimed success"},
+		{"success impossible", false, end, 3, "", false, [2]bool{true, true}, 7, 3, report.SilentWrong, "success was impossible under this fault; the agent claimed success"},
 		{"success impossible, aborted", false, end, 3, aborted, false, [2]bool{true, true}, 7, 3, report.NoVerdict, aborted},
 	}
 	for _, tt := range tests {

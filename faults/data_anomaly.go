@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
@@ -31,17 +32,50 @@ func (dataAnomaly) Variants(_ *spec.Spec, t spec.Tool) []string {
 	return out
 }
 
-func (dataAnomaly) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
+func (dataAnomaly) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
 	info, known := anomalies[c.Variant]
 	c.SuccessPossible = !known || info.possible
+	if c.Variant == "missing_field" && c.Reply == "" {
+		// Success is lost only when the task needs the blanked value: a state check
+		// expects it. Blanking a currency when the task stores the amount leaves the task
+		// as doable as before, and an agent that does it right is correct (as in Ajantik).
+		if d, ok := anomalyOf(world.SuccessText(t), c.Variant); ok && needed(s, d.was) {
+			c.SuccessPossible = false
+		}
+	}
 	if c.Reply != "" {
 		c.What = hitsText(*c) + ": answered with the reply the spec gives"
 		return Info{Hits: hitsText(*c), Receives: c.Reply, World: "unchanged (the tool does not write)"}
 	}
 	c.What = hitsText(*c) + ": " + info.what
+	if c.Variant == "missing_field" {
+		if f := describeMissing(world.SuccessText(t)); f != "" {
+			c.What += " (" + f + ")"
+		}
+	}
 	receives, _ := Anomaly(world.SuccessText(t), c.Variant)
 	return Info{Hits: hitsText(*c), Receives: receives, World: "unchanged (the tool does not write)"}
+}
+
+// needed reports whether a state check of s needs value: what the check expects (its
+// equals or contains) holds the value's text, or the value holds what it expects (an
+// email body that says "urgent" when the check wants priority urgent).
+func needed(s *spec.Spec, value string) bool {
+	if s == nil || value == "" {
+		return false
+	}
+	for _, sc := range s.AllStateChecks() {
+		want := sc.Contains
+		if sc.Equals != nil {
+			want = fmt.Sprint(sc.Equals)
+		}
+		w, v := strings.ToLower(want), strings.ToLower(value)
+		if w != "" && (strings.Contains(w, v) || strings.Contains(v, w)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (dataAnomaly) Hits(c Condition, pos Position) bool {

@@ -3,8 +3,12 @@ package faults
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/crashwall/chaos/spec"
@@ -453,7 +457,7 @@ func TestGenerateExample(t *testing.T) {
 		{"premature_read@read_email", true, false},
 		{"premature_read@get_ticket_field", true, false},
 		{"stale_read@get_ticket_field", true, false},
-		{"data_anomaly.missing_field@read_email", false, true},
+		{"data_anomaly.missing_field@read_email", true, true}, // blanks "ticket", which no check needs
 		{"data_anomaly.stale_date@read_email", false, true},
 		{"context_switch@update_ticket", false, false},
 		{"empty_success@update_ticket", true, false},
@@ -494,7 +498,7 @@ func TestGenerateHandWritten(t *testing.T) {
 		{ID: "data_anomaly.cancelled_record@read_orders", Family: "data_anomaly", Variant: "cancelled_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change"},
 		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
 		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
-		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed"},
+		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)"},
 		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
 		{ID: "ticket-503", Family: "transient_error", Tool: toolUpd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
 		{ID: "email-replaced", Family: "data_anomaly", Tool: toolSrc, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
@@ -561,5 +565,94 @@ func TestGenerateAjantik(t *testing.T) {
 	}
 	if c := byID["email-replaced"]; c.Reply != `{"ticket":"T-4821","body":"Never mind, all is fine."}` {
 		t.Errorf("email-replaced: reply %s", c.Reply)
+	}
+}
+
+// missing_field blanks the field Ajantik blanks (the first in the file's order) and takes
+// success away only when a state check needs the blanked value.
+func TestMissingFieldSuccessPossible(t *testing.T) {
+	tests := []struct {
+		name, reply string
+		check       spec.StateCheck
+		possible    bool
+	}{
+		{"a currency the task does not need", `{"currency":"USD","amount":"42.50"}`, spec.StateCheck{Key: "paid", Equals: "42.50"}, true},
+		{"the amount the task stores", `{"amount":"42.50","currency":"USD"}`, spec.StateCheck{Key: "paid", Equals: "42.50"}, false},
+		{"a body that says what to store", `{"body":"this is URGENT","from":"a@b"}`, spec.StateCheck{Key: "priority", Equals: "urgent"}, false},
+		{"a contains check", `{"name":"Acme Ltd","city":"Oslo"}`, spec.StateCheck{Key: "customer", Contains: "Acme"}, false},
+		{"a record's number the task needs", `[{"id":"A1","qty":3,"amount":12.5}]`, spec.StateCheck{Key: "qty", Equals: 3}, false},
+		{"a record's number it does not", `[{"id":"A1","qty":3,"amount":12.5}]`, spec.StateCheck{Key: "total", Equals: 12.5}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: tt.reply}},
+				Tasks: []spec.Task{{ID: "t", StateChecks: []spec.StateCheck{tt.check}}}}
+			c := Condition{ID: "data_anomaly.missing_field@src", Family: "data_anomaly", Variant: "missing_field", Tool: "src", At: 1}
+			dataAnomaly{}.Describe(s, s.Tools[0], &c)
+			if c.SuccessPossible != tt.possible {
+				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
+			}
+		})
+	}
+}
+
+// TestAjantikFaultSet: on Ajantik's own scenario file, auto_faults: [all] gives chaos's
+// larger set; with auto_faults_set: ajantik it gives the 14 conditions Ajantik generates
+// (clean and 13 faults), computed here by Ajantik's rules: transient and permanent error
+// on every tool, truncated reply and premature read on every tool that does not write,
+// phantom success and session drop on every write, and the anomalies Ajantik derives
+// from each source's reply (read_email has a date: stale_date, and no missing_field).
+// The file's own auto_faults line is replaced by [all], and read_email given a date.
+func TestAjantikFaultSet(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "spec", "testdata", "ajantik-support-ticket.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "auto_faults: [transient-error, phantom_success, session_drop]", "auto_faults: [all]", 1)
+	text = strings.Replace(text, `"subject": "Checkout`, `"date": "2026-11-02", "subject": "Checkout`, 1)
+	hand := map[string]bool{"clean": true, "ticket-503": true, "ticket-phantom": true, "email-replaced": true}
+	generated := func(set string) []string {
+		s, err := spec.Parse("a.yaml", []byte(text+set))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, err := Generate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range conds {
+			if !hand[c.ID] {
+				ids = append(ids, c.ID)
+			}
+		}
+		return ids
+	}
+	ajantik := []string{
+		"transient_error@read_email", "transient_error@update_ticket", "transient_error@get_ticket_field", "transient_error@list_teams",
+		"permanent_error@read_email", "permanent_error@update_ticket", "permanent_error@get_ticket_field", "permanent_error@list_teams",
+		"truncated_reply@read_email", "truncated_reply@get_ticket_field", "truncated_reply@list_teams",
+		"phantom_success@update_ticket",
+		"premature_read@read_email", "premature_read@get_ticket_field", "premature_read@list_teams",
+		"session_drop@update_ticket",
+		"data_anomaly.stale_date@read_email",
+		// list_teams has no response: Ajantik's default {"status": "ok"} has a text and no
+		// date, so Ajantik blanks "status".
+		"data_anomaly.missing_field@list_teams",
+	}
+	got := generated("auto_faults_set: ajantik\n")
+	sort.Strings(got)
+	sort.Strings(ajantik)
+	if !reflect.DeepEqual(got, ajantik) {
+		t.Errorf("auto_faults_set: ajantik:\n got %v\nwant %v", got, ajantik)
+	}
+	all := generated("")
+	if len(all) <= len(ajantik) {
+		t.Errorf("chaos's own set (%d) should be larger than Ajantik's (%d): %v", len(all), len(ajantik), all)
+	}
+	for _, id := range []string{"phantom_failure@update_ticket", "stale_read@get_ticket_field", "context_switch@update_ticket", "empty_success@update_ticket", "data_anomaly.missing_field@read_email"} {
+		if !slices.Contains(all, id) || slices.Contains(got, id) {
+			t.Errorf("%s: in chaos's set %v, in Ajantik's %v; want only in chaos's", id, slices.Contains(all, id), slices.Contains(got, id))
+		}
 	}
 }

@@ -259,6 +259,13 @@ func Generate(s *spec.Spec) ([]Condition, error) {
 			}
 		}
 	}
+	if s.FaultSet == "ajantik" {
+		out = ajantikSet(s, out)
+		seen = map[string]bool{}
+		for _, c := range out {
+			seen[c.ID] = true
+		}
+	}
 	var errs []string
 	for _, cs := range s.Conditions {
 		c, err := fromSpec(s, cs)

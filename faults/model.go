@@ -31,7 +31,8 @@ const (
 	FinishContentFilter = "content_filter"
 )
 
-// The texts the agent receives from a model fault. One copy, used by every API.
+// The texts the agent receives from a model fault, AgentChaos's byte for byte
+// (TestModelFaultTextsAreAgentChaos). One copy, used by every API.
 const (
 	TextModelError         = "[API ERROR] HTTP 500: Internal Server Error. The server encountered an unexpected condition."
 	TextModelTimeout       = "[TIMEOUT] The request timed out. The server did not respond within the expected time."
@@ -40,8 +41,8 @@ const (
 	ArgsWrongSchema        = `{"wrong_param": "unexpected_value"}`
 	TextServiceUnavailable = "[SERVICE UNAVAILABLE] HTTP 503: The server is temporarily unable to handle the request."
 	TextContentFiltered    = "[CONTENT FILTERED] This response has been blocked by the content safety filter."
-	// TextProxyHTML is the page nginx serves when its upstream fails.
-	TextProxyHTML = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+	// TextProxyHTML is AgentChaos's page of an nginx whose upstream failed.
+	TextProxyHTML = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.24.0</center></body></html>"
 )
 
 // The delays of the compound faults.
@@ -111,23 +112,32 @@ type modelFault struct {
 }
 
 // modelCatalogue is in the order of the issue's table, none last.
+//
+// The faults that replace or cut the message text (llm_error, llm_timeout, llm_empty,
+// llm_truncate, llm_schema, compound_api_degradation, compound_max_tokens,
+// compound_proxy_html, compound_content_filter) drop the response's tool calls too, and
+// fire on a response that has tool calls. AgentChaos does not fire its content faults
+// where tool calls exist (it sets the content and would leave the calls beside an error
+// text). Here the whole message is replaced, as a real 500, timeout, HTML page or cut-off
+// stream replaces it, and whether a fault fires stays a function of the seed and the
+// position alone, not of what the model happened to answer there.
 var modelCatalogue = []modelFault{
-	{ModelFault{"llm_error_single", "the message replaced by an HTTP 500 error text"}, replaceWith(TextModelError, "the 500 error text", 0)},
-	{ModelFault{"llm_timeout_single", "the message replaced by a request-timed-out text"}, replaceWith(TextModelTimeout, "the timeout text", 0)},
+	{ModelFault{"llm_error_single", "the message replaced by an HTTP 500 error text; its tool calls dropped"}, replaceWith(TextModelError, "the 500 error text", 0)},
+	{ModelFault{"llm_timeout_single", "the message replaced by a request-timed-out text; its tool calls dropped"}, replaceWith(TextModelTimeout, "the timeout text", 0)},
 	{ModelFault{"llm_empty_single", "an empty message: no text, no tool call"}, empty},
-	{ModelFault{"llm_truncate_single", "the text cut to its first 30%, finish reason length"}, cutText(3, 10, "30%")},
+	{ModelFault{"llm_truncate_single", "the text cut to its first 30%, finish reason length; its tool calls dropped"}, cutText(3, 10, "30%")},
 	{ModelFault{"llm_corrupt_single", "the text garbled: its UTF-8 bytes decoded as Latin-1"}, latin1},
-	{ModelFault{"llm_schema_single", "the message replaced by a JSON content-policy error"}, replaceWith(TextModelSchema, "a JSON content-policy error", 0)},
+	{ModelFault{"llm_schema_single", "the message replaced by a JSON content-policy error; its tool calls dropped"}, replaceWith(TextModelSchema, "a JSON content-policy error", 0)},
 	{ModelFault{"tool_error_single", "the first tool call's arguments replaced by {}"}, setArgs("{}")},
 	{ModelFault{"tool_timeout_single", "the first tool call dropped, with a connection-dropped text"}, dropFirstCall},
 	{ModelFault{"tool_empty_single", "no tool calls at all"}, noToolCalls},
 	{ModelFault{"tool_truncate_single", "every string in the first tool call's arguments cut to its first 30%"}, truncateArgs},
 	{ModelFault{"tool_corrupt_single", "a fifth of the characters of each string in the first tool call's arguments replaced by symbols"}, corruptArgs},
 	{ModelFault{"tool_schema_single", `the first tool call's arguments replaced by {"wrong_param": "unexpected_value"}`}, setArgs(ArgsWrongSchema)},
-	{ModelFault{"compound_api_degradation", "a 3 s delay, then the message replaced by an HTTP 503 text"}, replaceWith(TextServiceUnavailable, "the 503 text", DegradationDelay)},
+	{ModelFault{"compound_api_degradation", "a 3 s delay, then the message replaced by an HTTP 503 text; its tool calls dropped"}, replaceWith(TextServiceUnavailable, "the 503 text", DegradationDelay)},
 	{ModelFault{"compound_content_filter", "no tool calls, a content-filter text, finish reason content_filter"}, contentFilter},
-	{ModelFault{"compound_max_tokens", "the text cut to half, finish reason length"}, cutText(1, 2, "half")},
-	{ModelFault{"compound_proxy_html", "the message replaced by an nginx 502 Bad Gateway HTML page"}, replaceWith(TextProxyHTML, "an nginx 502 HTML page", 0)},
+	{ModelFault{"compound_max_tokens", "the text cut to half, finish reason length; its tool calls dropped"}, cutText(1, 2, "half")},
+	{ModelFault{"compound_proxy_html", "the message replaced by an nginx 502 Bad Gateway HTML page; its tool calls dropped"}, replaceWith(TextProxyHTML, "an nginx 502 HTML page", 0)},
 	{ModelFault{"compound_stale_data", "the first tool call's argument values replaced by stale ones"}, staleData},
 	{ModelFault{"compound_wrong_entity", "the first tool call's identifying argument replaced by another entity of the same kind"}, wrongEntity},
 	{ModelFault{"compound_slow_response", "a 5 s delay, the response otherwise unchanged"}, slowResponse},
@@ -488,19 +498,17 @@ func substitute(m *ModelMessage, kind string, alt func(key string, cur []byte) (
 		hows = append(hows, fmt.Sprintf("%s %s → %s", fields[c.i].key, fields[c.i].raw, raw))
 		fields[c.i].raw = raw
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := marshalJSON(f.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(f.raw)
+	// Only the substituted values change: the rest of the arguments stay the model's bytes.
+	root, ok := parseJSONText(tc.Arguments)
+	if !ok || root.kind != '{' || len(root.members) != len(fields) {
+		return Mutation{}, fmt.Errorf("the arguments of %s: they are not a JSON object", tc.Name)
 	}
-	b.WriteByte('}')
-	tc.Arguments = b.String()
+	var edits []edit
+	for _, c := range changes {
+		v := root.members[c.i].val
+		edits = append(edits, edit{v.start, v.end, string(fields[c.i].raw)})
+	}
+	tc.Arguments = applyEdits(tc.Arguments, 0, len(tc.Arguments), edits)
 	return Mutation{What: fmt.Sprintf("put the %s into the arguments of %s: %s", kind, tc.Name, strings.Join(hows, ", "))}, nil
 }
 
@@ -558,68 +566,36 @@ func argFields(args string) ([]argField, error) {
 	return out, nil
 }
 
-// mapArgStrings re-encodes the JSON text args compactly, in its own key order, with
-// fn applied to every string value (not to keys); i numbers the values in order.
+// mapArgStrings applies fn to every string value (not to keys) of the JSON text args, in
+// the text's order (i numbers them), and changes nothing else: keys, their order, numbers
+// and spacing stay the model's own bytes.
 func mapArgStrings(args string, fn func(i int, s string) string) (string, error) {
-	dec := json.NewDecoder(strings.NewReader(args))
-	dec.UseNumber()
-	var b bytes.Buffer
+	root, ok := parseJSONText(args)
+	if !ok {
+		return "", errors.New("they are not valid JSON")
+	}
+	var edits []edit
 	n := 0
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			open, close := byte(t), byte('}')
-			if t == '[' {
-				close = ']'
+	var walk func(v *jnode)
+	walk = func(v *jnode) {
+		switch v.kind {
+		case '{':
+			for _, m := range v.members {
+				walk(m.val)
 			}
-			b.WriteByte(open)
-			for first := true; dec.More(); first = false {
-				if !first {
-					b.WriteByte(',')
-				}
-				if open == '{' {
-					kt, err := dec.Token()
-					if err != nil {
-						return err
-					}
-					k, _ := marshalJSON(kt)
-					b.Write(k)
-					b.WriteByte(':')
-				}
-				if err := walk(); err != nil {
-					return err
-				}
+		case '[':
+			for _, e := range v.elems {
+				walk(e)
 			}
-			if _, err := dec.Token(); err != nil {
-				return err
+		case '"':
+			if out := fn(n, v.str); out != v.str {
+				edits = append(edits, edit{v.start, v.end, jsonString(out)})
 			}
-			b.WriteByte(close)
-		case string:
-			s := fn(n, t)
 			n++
-			v, _ := marshalJSON(s)
-			b.Write(v)
-		default:
-			v, err := marshalJSON(t)
-			if err != nil {
-				return err
-			}
-			b.Write(v)
 		}
-		return nil
 	}
-	if err := walk(); err != nil {
-		return "", errors.New("they are not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", errors.New("they are not valid JSON")
-	}
-	return b.String(), nil
+	walk(root)
+	return applyEdits(args, 0, len(args), edits), nil
 }
 
 // marshalJSON encodes v without escaping <, > and &, as the model APIs do.

@@ -376,3 +376,80 @@ func summary(m ModelMessage) string {
 	}
 	return "empty"
 }
+
+// The model's arguments change only where the fault changes them: spacing, key order,
+// numbers and & stay the model's own text.
+func TestModelFaultArgsKeepTheRest(t *testing.T) {
+	args := `{ "zeta": "Fish & Chips",  "id": "A-17", "n": 1.50, "tags": ["x < y"] }`
+	tests := []struct {
+		name string
+		fn   func(*ModelMessage, ModelContext) (Mutation, error)
+		mc   ModelContext
+		want string
+	}{
+		{"truncate", truncateArgs, ModelContext{}, `{ "zeta": "Fis",  "id": "A", "n": 1.50, "tags": ["x"] }`},
+		{"wrong entity", wrongEntity, ModelContext{Entities: map[string][]string{"id": {"A-17", "B-99 & co"}}},
+			`{ "zeta": "Fish & Chips",  "id": "B-99 & co", "n": 1.50, "tags": ["x < y"] }`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &ModelMessage{ToolCalls: []ToolCall{{Name: "f", Arguments: args}}, FinishReason: FinishToolCalls}
+			if _, err := tt.fn(m, tt.mc); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.ToolCalls[0].Arguments; got != tt.want {
+				t.Errorf("arguments:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestModelFaultTextsAreAgentChaos: what the agent receives from each fault that carries
+// a text is AgentChaos's text byte for byte (testdata/agentchaos-texts.json, copied from
+// its source, which the file names).
+func TestModelFaultTextsAreAgentChaos(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "agentchaos-texts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Source string `json:"source"`
+		Texts  []struct {
+			Fault        string  `json:"fault"`
+			Content      *string `json:"content"`
+			Arguments    *string `json:"arguments"`
+			DelayMS      int64   `json:"delay_ms"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"texts"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Source, "AgentChaos") || len(doc.Texts) == 0 {
+		t.Fatalf("the testdata must name its source and hold texts: %s", b)
+	}
+	for _, tt := range doc.Texts {
+		t.Run(tt.Fault, func(t *testing.T) {
+			m := modelTextTurn.clone()
+			if tt.Arguments != nil || tt.Fault == "tool_timeout_single" {
+				m = modelToolTurn.clone()
+			}
+			mut, err := ApplyModelFault(tt.Fault, &m, modelCtx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.Content != nil && m.Text != *tt.Content {
+				t.Errorf("content:\n got %q\nwant %q", m.Text, *tt.Content)
+			}
+			if tt.Arguments != nil && (len(m.ToolCalls) == 0 || m.ToolCalls[0].Arguments != *tt.Arguments) {
+				t.Errorf("arguments: got %+v, want %q", m.ToolCalls, *tt.Arguments)
+			}
+			if got := mut.Delay.Milliseconds(); got != tt.DelayMS {
+				t.Errorf("delay %d ms, want %d", got, tt.DelayMS)
+			}
+			if tt.FinishReason != "" && m.FinishReason != tt.FinishReason {
+				t.Errorf("finish reason %q, want %q", m.FinishReason, tt.FinishReason)
+			}
+		})
+	}
+}

@@ -1,8 +1,6 @@
 package faults
 
 import (
-	"encoding/json"
-
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -33,34 +31,30 @@ func (prematureRead) Apply(_ Condition, _ int64, req Request, w World) Outcome {
 	return Outcome{Reply: empty, Real: real, Performed: true, How: "every field emptied"}
 }
 
-// Emptied keeps the shape of a JSON text and empties every value in it.
-// A text that is not JSON becomes "".
+// Emptied keeps the shape of a JSON text and empties every value in it, in place: keys,
+// their order and the spacing stay as they were. A text that is not JSON becomes "".
 func Emptied(text string) string {
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
+	root, ok := parseJSONText(text)
+	if !ok {
 		return ""
 	}
-	b, _ := json.Marshal(emptyValue(v))
-	return string(b)
+	return applyEdits(text, 0, len(text), emptyEdits(root, nil))
 }
 
-func emptyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = emptyValue(e)
+func emptyEdits(n *jnode, out []edit) []edit {
+	switch n.kind {
+	case '{':
+		for _, m := range n.members {
+			out = emptyEdits(m.val, out)
 		}
-		return out
-	case []any:
-		return []any{}
-	case string:
-		return ""
-	case float64:
-		return 0
-	case bool:
-		return false
-	default:
-		return nil
+	case '[':
+		out = append(out, edit{n.start, n.end, "[]"})
+	case '"':
+		out = append(out, edit{n.start, n.end, `""`})
+	case '0':
+		out = append(out, edit{n.start, n.end, "0"})
+	case 'b':
+		out = append(out, edit{n.start, n.end, "false"})
 	}
+	return out
 }

@@ -3,17 +3,21 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 func TestAnomaly(t *testing.T) {
+	// Only the damaged value changes: keys keep the reply's order (Ajantik picks fields in
+	// the file's order too), spacing and escapes are the reply's own bytes.
 	const (
-		a1 = `{"amount":12.5,"currency":"USD","id":"A1","status":"open"}`
-		a2 = `{"amount":3,"currency":"USD","id":"A2","status":"open"}`
+		a1 = `{"id":"A1","status":"open","amount":12.5,"currency":"USD"}`
+		a2 = `{"id":"A2","status":"open","amount":3,"currency":"USD"}`
 	)
 	tests := []struct {
 		variant string
@@ -21,20 +25,36 @@ func TestAnomaly(t *testing.T) {
 		want    string
 		ok      bool
 	}{
-		{"cancelled_record", ordersReply, `{"date":"2026-11-02","orders":[` + a1 + `,{"amount":12.5,"currency":"USD","id":"A1-X","status":"cancelled"},` + a2 + `]}`, true},
-		{"duplicate_record", ordersReply, `{"date":"2026-11-02","orders":[` + a1 + `,` + a2 + `,` + a1 + `]}`, true},
-		{"mixed_units", ordersReply, `{"date":"2026-11-02","orders":[` + a1 + `,{"amount":3,"currency":"EUR","id":"A2","status":"open"}]}`, true},
-		{"missing_field", ordersReply, `{"date":"2026-11-02","orders":[{"currency":"USD","id":"A1","status":"open"},` + a2 + `]}`, true},
-		{"stale_date", ordersReply, `{"date":"2026-10-30","orders":[` + a1 + `,` + a2 + `]}`, true},
+		{"cancelled_record", ordersReply, `{"orders":[` + a1 + `,{"id":"A1-X","status":"cancelled","amount":12.5,"currency":"USD"},` + a2 + `],"date":"2026-11-02"}`, true},
+		{"duplicate_record", ordersReply, `{"orders":[` + a1 + `,` + a2 + `,` + a1 + `],"date":"2026-11-02"}`, true},
+		{"mixed_units", ordersReply, `{"orders":[` + a1 + `,{"id":"A2","status":"open","amount":3,"currency":"EUR"}],"date":"2026-11-02"}`, true},
+		{"missing_field", ordersReply, `{"orders":[{"id":"A1","status":"open","currency":"USD"},` + a2 + `],"date":"2026-11-02"}`, true},
+		{"stale_date", ordersReply, `{"orders":[` + a1 + `,` + a2 + `],"date":"2026-10-30"}`, true},
 
 		// A bare list of records, EUR becoming USD, a date across a month.
-		{"mixed_units", `[{"unit":"EUR","qty":1},{"unit":"EUR","qty":2}]`, `[{"qty":1,"unit":"EUR"},{"qty":2,"unit":"USD"}]`, true},
-		{"cancelled_record", `[{"order_id":7,"state":"paid"}]`, `[{"order_id":7,"state":"paid"},{"order_id":"7-X","state":"cancelled"}]`, true},
+		{"mixed_units", `[{"unit":"EUR","qty":1},{"unit":"EUR","qty":2}]`, `[{"unit":"EUR","qty":1},{"unit":"USD","qty":2}]`, true},
+		// order_id is not an id to Ajantik (^id$, ^no$, ^code$, ...): the copy keeps it.
+		{"cancelled_record", `[{"order_id":7,"state":"paid"}]`, `[{"order_id":7,"state":"paid"},{"order_id":7,"state":"cancelled"}]`, true},
+		{"cancelled_record", `[{"no":7,"durum":"açık"}]`, `[{"no":7,"durum":"açık"},{"no":"7-X","durum":"iptal"}]`, true},
 		{"stale_date", `{"created_at":"2026-03-01","n":1}`, `{"created_at":"2026-02-26","n":1}`, true},
 		// Records nested in an object inside an object.
 		{"duplicate_record", `{"page":{"items":[{"id":1}]},"total":1}`, `{"page":{"items":[{"id":1},{"id":1}]},"total":1}`, true},
-		// No records: missing_field empties the first text that is not a date or an id.
-		{"missing_field", `{"ticket":"T-1","body":"hi","date":"2026-11-02"}`, `{"body":"","date":"2026-11-02","ticket":"T-1"}`, true},
+		// No records: missing_field empties the first non-empty text in the file's order,
+		// other than the date stale_date ages.
+		{"missing_field", `{"ticket":"T-1","body":"hi","date":"2026-11-02"}`, `{"ticket":"","body":"hi","date":"2026-11-02"}`, true},
+		{"missing_field", `{"date":"2026-11-02","amount":"42.50","currency":"USD"}`, `{"date":"2026-11-02","amount":"","currency":"USD"}`, true},
+		{"missing_field", `{"id":"A1","date":"2026-11-02"}`, `{"id":"","date":"2026-11-02"}`, true},
+		// The record's number is removed with its comma, whatever its place.
+		{"missing_field", `[{"id":"A1","qty":2}]`, `[{"id":"A1"}]`, true},
+		{"missing_field", `[{"qty":2}]`, `[{}]`, true},
+
+		// Spacing, key order and escapes are the reply's: an indented reply stays indented,
+		// & stays & (Go's encoder would write \u0026), \/ stays \/.
+		{"duplicate_record", "{\n  \"items\": [\n    {\"name\": \"A & B\", \"url\": \"a\\/b\"}\n  ]\n}",
+			"{\n  \"items\": [\n    {\"name\": \"A & B\", \"url\": \"a\\/b\"},\n    {\"name\": \"A & B\", \"url\": \"a\\/b\"}\n  ]\n}", true},
+		{"mixed_units", "[\n  {\"z\": 1, \"currency\": \"USD\", \"note\": \"<b>&</b>\"},\n  {\"z\": 2, \"currency\": \"USD\", \"note\": \"<b>&</b>\"}\n]",
+			"[\n  {\"z\": 1, \"currency\": \"USD\", \"note\": \"<b>&</b>\"},\n  {\"z\": 2, \"currency\": \"EUR\", \"note\": \"<b>&</b>\"}\n]", true},
+		{"missing_field", "{\n  \"title\": \"Fish & Chips\",\n  \"price\": 9\n}", "{\n  \"title\": \"\",\n  \"price\": 9\n}", true},
 
 		// Nothing to work on.
 		{"cancelled_record", `{"ticket":"T-1"}`, "", false},
@@ -42,7 +62,7 @@ func TestAnomaly(t *testing.T) {
 		{"duplicate_record", `[]`, "", false},
 		{"mixed_units", `[{"id":"A1","amount":1}]`, "", false},
 		{"missing_field", `[{"id":"A1","status":"open"}]`, "", false},
-		{"missing_field", `{"id":"A1","date":"2026-11-02"}`, "", false},
+		{"missing_field", `{"id":"","date":"2026-11-02"}`, "", false},
 		{"missing_field", `"text"`, "", false},
 		{"stale_date", `{"date":"yesterday"}`, "", false},
 		{"stale_date", `{"date":"2026-13-45"}`, "", false},
@@ -73,9 +93,11 @@ func TestAnomalyDoesNotShareState(t *testing.T) {
 
 func TestEmptied(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{ordersReply, `{"date":"","orders":[]}`},
+		{ordersReply, `{"orders":[],"date":""}`},
 		{`{"s":"x","n":-1.5,"b":true,"f":false,"z":null,"l":[1,"a"],"o":{"deep":{"k":"v","n":2}},"e":{}}`,
-			`{"b":false,"e":{},"f":false,"l":[],"n":0,"o":{"deep":{"k":"","n":0}},"s":"","z":null}`},
+			`{"s":"","n":0,"b":false,"f":false,"z":null,"l":[],"o":{"deep":{"k":"","n":0}},"e":{}}`},
+		// Keys in the reply's order and its spacing.
+		{"{\n  \"zeta\": \"A & B\",\n  \"alpha\": [1, 2]\n}", "{\n  \"zeta\": \"\",\n  \"alpha\": []\n}"},
 		{`{"field":"priority","value":"urgent"}`, `{"field":"","value":""}`},
 		{`[{"id":1}]`, `[]`},
 		{`"text"`, `""`},
@@ -97,7 +119,7 @@ func shape(v any) string {
 	switch x := v.(type) {
 	case map[string]any:
 		var parts []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			parts = append(parts, k+":"+shape(x[k]))
 		}
 		return "{" + strings.Join(parts, ",") + "}"

@@ -53,8 +53,8 @@ const (
 	ordersText = `{"orders":[{"id":"A1","status":"open","amount":12.5,"currency":"USD"},{"id":"A2","status":"open","amount":3,"currency":"USD"}],"date":"2026-11-02"}`
 	ackText    = `{"status": "updated"}`
 	// orders sorted the way an anomaly writes them back.
-	orderA1 = `{"amount":12.5,"currency":"USD","id":"A1","status":"open"}`
-	orderA2 = `{"amount":3,"currency":"USD","id":"A2","status":"open"}`
+	orderA1 = `{"id":"A1","status":"open","amount":12.5,"currency":"USD"}`
+	orderA2 = `{"id":"A2","status":"open","amount":3,"currency":"USD"}`
 )
 
 func ticketSpec(tb testing.TB) *spec.Spec {
@@ -238,7 +238,7 @@ func TestFamilies(t *testing.T) {
 		{
 			id: "premature_read@read_orders", what: "the first call to read_orders: right shape, every field empty", possible: true,
 			calls: [4]outcome{
-				{ordersWith(`{"date":"","orders":[]}`), fired("premature_read", "every field emptied", true), ordersText, initial},
+				{ordersWith(`{"orders":[],"date":""}`), fired("premature_read", "every field emptied", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},
@@ -271,7 +271,7 @@ func TestFamilies(t *testing.T) {
 			id: "data_anomaly.cancelled_record@read_orders", possible: true,
 			what: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change",
 			calls: [4]outcome{
-				{ordersWith(`{"date":"2026-11-02","orders":[` + orderA1 + `,{"amount":12.5,"currency":"USD","id":"A1-X","status":"cancelled"},` + orderA2 + `]}`), fired("data_anomaly", "data anomaly: cancelled_record", true), ordersText, initial},
+				{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A1-X","status":"cancelled","amount":12.5,"currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: cancelled_record", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},
@@ -282,7 +282,7 @@ func TestFamilies(t *testing.T) {
 			id: "data_anomaly.duplicate_record@read_orders", possible: true,
 			what: "every call to read_orders: one record arrives twice; it must be counted once",
 			calls: [4]outcome{
-				{ordersWith(`{"date":"2026-11-02","orders":[` + orderA1 + `,` + orderA2 + `,` + orderA1 + `]}`), fired("data_anomaly", "data anomaly: duplicate_record", true), ordersText, initial},
+				{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `,` + orderA1 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: duplicate_record", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},
@@ -293,7 +293,7 @@ func TestFamilies(t *testing.T) {
 			id: "data_anomaly.mixed_units@read_orders", possible: false,
 			what: "every call to read_orders: one record's unit is changed; it must not be added in without a word",
 			calls: [4]outcome{
-				{ordersWith(`{"date":"2026-11-02","orders":[` + orderA1 + `,{"amount":3,"currency":"EUR","id":"A2","status":"open"}]}`), fired("data_anomaly", "data anomaly: mixed_units", true), ordersText, initial},
+				{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A2","status":"open","amount":3,"currency":"EUR"}],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: mixed_units", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},
@@ -301,10 +301,10 @@ func TestFamilies(t *testing.T) {
 			final: both, fired: 1,
 		},
 		{
-			id: "data_anomaly.missing_field@read_orders", possible: false,
-			what: "every call to read_orders: a field the answer needs is missing or empty; it must not be guessed",
+			id: "data_anomaly.missing_field@read_orders", possible: true,
+			what: "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)",
 			calls: [4]outcome{
-				{ordersWith(`{"date":"2026-11-02","orders":[{"currency":"USD","id":"A1","status":"open"},` + orderA2 + `]}`), fired("data_anomaly", "data anomaly: missing_field", true), ordersText, initial},
+				{ordersWith(`{"orders":[{"id":"A1","status":"open","currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: missing_field", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},
@@ -315,7 +315,7 @@ func TestFamilies(t *testing.T) {
 			id: "data_anomaly.stale_date@read_orders", possible: false,
 			what: "every call to read_orders: the data is three days old; it must not be presented as current",
 			calls: [4]outcome{
-				{ordersWith(`{"date":"2026-10-30","orders":[` + orderA1 + `,` + orderA2 + `]}`), fired("data_anomaly", "data anomaly: stale_date", true), ordersText, initial},
+				{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `],"date":"2026-10-30"}`), fired("data_anomaly", "data anomaly: stale_date", true), ordersText, initial},
 				{okAck, passed, "", urgent},
 				{okAck, passed, "", both},
 				{priorityIs("urgent"), passed, "", both},

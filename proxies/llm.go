@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,9 +94,10 @@ type ModelProxy struct {
 	client   *http.Client
 	sleep    func(ctx context.Context, d time.Duration) error
 
-	mu    sync.Mutex
-	calls int // model calls so far: the ordinal of undeclared positions
-	stats ModelStats
+	mu       sync.Mutex
+	calls    int  // model calls so far: the ordinal of undeclared positions
+	declared bool // a call of this trial has declared its position
+	stats    ModelStats
 }
 
 // NewModelProxy checks the configuration and builds the proxy.
@@ -207,11 +209,20 @@ func (p *ModelProxy) model(w http.ResponseWriter, r *http.Request, api modelAPI)
 	p.mu.Lock()
 	p.calls++
 	p.stats.Calls++
-	if c.position == "" {
+	undeclared := c.position == ""
+	if undeclared {
 		c.position = fmt.Sprintf("call-%d", p.calls)
+	} else {
+		p.declared = true
 	}
+	// An agent that declares positions is faulted only at them: a call outside every
+	// declared position passes untouched (AgentChaos's rule), so a helper call without a
+	// position cannot take the fault meant for a step. Ordinals are the handle only for
+	// agents that declare none (Claude Code, Codex), known as such while no call of the
+	// trial has declared one and the spec's steps name no position but call-N.
+	passes := undeclared && (p.declared || declaresPositions(p.steps))
 	p.mu.Unlock()
-	c.fired = p.fault != faults.NoModelFault && faults.DecideModel(p.seed, p.rate, p.steps, c.position, c.attempt)
+	c.fired = !passes && p.fault != faults.NoModelFault && faults.DecideModel(p.seed, p.rate, p.steps, c.position, c.attempt)
 
 	out, err := p.outgoing(r, bytes.NewReader(body))
 	if err != nil {
@@ -345,6 +356,19 @@ func (p *ModelProxy) refuse(w http.ResponseWriter, c *modelCall, reason string) 
 	w.Header().Set("X-Should-Retry", "false")
 	writeModelError(w, http.StatusBadGateway, "chaos: "+reason)
 }
+
+// declaresPositions says whether steps name a declared position (anything but call-N):
+// then the agent is expected to declare them, and its undeclared calls are not faulted.
+func declaresPositions(steps []string) bool {
+	for _, s := range steps {
+		if !ordinal.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+var ordinal = regexp.MustCompile(`^call-[0-9]+$`)
 
 // contextFor is the configured context with this call's place and the argument
 // values of the conversation's earlier tool calls added after the spec's.

@@ -863,3 +863,36 @@ func llmTimed(tb testing.TB, url string, body []byte) (first, last time.Duration
 	}
 	return first, time.Since(start)
 }
+
+// TestLLMUndeclaredCalls: once an agent declares positions, a call outside every declared
+// position passes untouched; ordinals (call-N) are the handle only for an agent that
+// declares none.
+func TestLLMUndeclaredCalls(t *testing.T) {
+	upstream := llmStandin(t, llmScript(t, ""))
+	tests := []struct {
+		name      string
+		steps     []string
+		positions []string // "" for a call without X-Chaos-Position
+		faulted   []bool
+	}{
+		{"declares none: every ordinal", nil, []string{"", "", ""}, []bool{true, true, true}},
+		{"declares none: the ordinal steps", []string{"call-2"}, []string{"", "", ""}, []bool{false, true, false}},
+		{"declares: undeclared calls after pass", nil, []string{"plan", "", "summarize", ""}, []bool{true, false, true, false}},
+		{"steps name positions: undeclared calls pass from the first", []string{"plan"}, []string{"", "plan", ""}, []bool{false, true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, _ := llmProxy(t, ModelProxyConfig{Upstream: upstream, Fault: "llm_error_single", Steps: tt.steps, Seed: 1})
+			for i, pos := range tt.positions {
+				h := map[string]string{}
+				if pos != "" {
+					h[PositionHeader] = pos
+				}
+				_, body := llmPost(t, url+"/v1/chat/completions", llmRequest(chatAPI{}, 3, false), h)
+				if got := bytes.Contains(body, []byte("[API ERROR]")); got != tt.faulted[i] {
+					t.Errorf("call %d (position %q): faulted %v, want %v", i+1, pos, got, tt.faulted[i])
+				}
+			}
+		})
+	}
+}

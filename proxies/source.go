@@ -3,6 +3,7 @@ package proxies
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,17 +54,29 @@ func damagedStructured(family string, reply, real world.Reply) world.Reply {
 	return reply
 }
 
-// structuredOf is text as structured content: the text when it is a JSON object, else "".
+// structuredOf is text as structured content: the text when it is a JSON object, else "",
+// written as structuredJSON writes a real server's, so a damaged reply's structured
+// content differs from the real one's only in the fault.
 func structuredOf(text string) string {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
 	var m map[string]any
-	if json.Unmarshal([]byte(text), &m) != nil || m == nil {
+	if dec.Decode(&m) != nil || m == nil || dec.More() {
 		return ""
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, []byte(text)) != nil {
+	return structuredJSON(m)
+}
+
+// structuredJSON is structured content as the hub keeps it: compact, keys sorted (the SDK
+// hands it over as a map, its order lost) and <, > and & as they are.
+func structuredJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
 		return ""
 	}
-	return buf.String()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // toolResult is a reply as an MCP tool result: its text, and its structured content

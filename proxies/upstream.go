@@ -424,8 +424,8 @@ func replyOf(res *mcp.CallToolResult) world.Reply {
 		r.IsError, r.Status = true, 500
 	}
 	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil && string(b) != "null" {
-			r.Structured = string(b)
+		if b := structuredJSON(res.StructuredContent); b != "null" {
+			r.Structured = b
 		}
 	}
 	return r

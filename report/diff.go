@@ -45,8 +45,12 @@ func Diff(a, b *Run, unpaired bool) ([]DiffRow, error) {
 
 // DiffOutcomes compares, per cell, condition and declared outcome (the spec's outcomes,
 // as B's manifest lists them), how often run B ended on the bad side of the outcome
-// against run A: a failure that held, or a success that did not. Only scored trials
-// count, as in Diff. No declared outcome: no rows.
+// against run A: a failure that held, or a success that did not. Every trial whose
+// outcomes were read counts, the ones in which the fault never fired (not_triggered)
+// included, as in AgentChaos's diff: a declared outcome is the run's result whether or
+// not the fault met the trial, and leaving those trials out would make a run faulted at
+// rate 0.5 look like one faulted at rate 1. Paired, McNemar on the discordant pairs of
+// every shared seed. No declared outcome: no rows.
 func DiffOutcomes(a, b *Run, unpaired bool) ([]DiffRow, error) {
 	var rows []DiffRow
 	kinds := []struct {
@@ -57,7 +61,7 @@ func DiffOutcomes(a, b *Run, unpaired bool) ([]DiffRow, error) {
 		for _, name := range k.names {
 			rs, err := diffBy(a, b, unpaired, name, func(t run.TrialResult) (bool, bool) {
 				held, ok := t.Outcomes[name]
-				return ok && Scored(t.Verdict), held == k.failure
+				return ok && t.Verdict != NoVerdict, held == k.failure
 			})
 			if err != nil {
 				return nil, err

@@ -69,6 +69,9 @@ type ExperimentResult struct {
 	Results []TrialResult `json:"results"`
 	Summary Summary       `json:"summary"`
 	Aborted string        `json:"aborted,omitempty"`
+	// NeverArmed says why the run stopped early: a trial proved that its model fault can
+	// never be armed (ModelResult.NeverCalled). chaos run exits 3 with it.
+	NeverArmed string `json:"never_armed,omitempty"`
 }
 
 // Progress is the answer to the progress query.
@@ -204,12 +207,16 @@ type TrialResult struct {
 	// VerdictWhy says why the verdict is what it is.
 	VerdictWhy string `json:"verdict_why,omitempty"`
 	// Verdict is world x claim (see package report).
-	Verdict         string        `json:"verdict"`
-	SuccessPossible bool          `json:"success_possible"`
-	Calls           int           `json:"calls"`
-	Fired           int           `json:"fired"`
-	Duration        time.Duration `json:"duration"`
-	Dir             string        `json:"dir"`
+	Verdict         string `json:"verdict"`
+	SuccessPossible bool   `json:"success_possible"`
+	Calls           int    `json:"calls"`
+	Fired           int    `json:"fired"`
+	// FaultsFired names the faults that fired in the trial: the tool condition's id and/or
+	// "model:" and the model fault's name. A trial filed under a tool condition in which
+	// only the model fault fired says so here (and in VerdictWhy).
+	FaultsFired []string      `json:"faults_fired,omitempty"`
+	Duration    time.Duration `json:"duration"`
+	Dir         string        `json:"dir"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
@@ -230,6 +237,10 @@ type ModelResult struct {
 	Fired int `json:"fired"`
 	// Failed counts the calls on which the fault fired and could not apply.
 	Failed int `json:"failed,omitempty"`
+	// NeverCalled: a model fault was armed and the agent ran to its own end without one
+	// model call reaching the proxy. It proves the fault can never be armed in this run
+	// (the agent is not pointed at {llm_url}), so the run stops.
+	NeverCalled bool `json:"never_called,omitempty"`
 }
 
 // Summary counts a run's trials by verdict and outcome.

@@ -17,7 +17,7 @@ const ajantikDefaultReply = `{"status": "ok"}`
 var (
 	ajantikKeys = []string{
 		"skill", "status_field", "tools", "tasks", "initial_state", "faults", "auto_faults",
-		"output_contract", "failure_words", "success_words", "mcp_server",
+		"auto_faults_set", "output_contract", "failure_words", "success_words", "mcp_server",
 	}
 	ajantikToolKeys  = []string{"name", "description", "response", "effect", "key_field", "value_field", "input_schema"}
 	ajantikToolHints = map[string]string{"reply": "response"}
@@ -65,6 +65,7 @@ func (d *decoder) ajantik(root *yaml.Node) *Spec {
 	}
 	s.Conditions = d.ajantikFaults(f["faults"], s.Tools)
 	s.Faults = d.autoFaults(f["auto_faults"], s.Tools)
+	s.FaultSet = d.faultSet(f["auto_faults_set"], "auto_faults_set")
 	s.Claim = d.claim(f, "")
 	if n := f["mcp_server"]; !isNull(deref(n)) {
 		if raw, ok := d.toJSON(n, "mcp_server"); ok {

@@ -161,9 +161,29 @@ func (d *decoder) yamlError(err error, data []byte) {
 	d.probs = append(d.probs, p)
 }
 
+// FaultSets are the values of fault_set (auto_faults_set in an Ajantik file).
+var FaultSets = []string{"chaos", "ajantik"}
+
+// faultSet reads fault_set: "chaos" (the default) is every condition chaos generates,
+// "ajantik" only those Ajantik would.
+func (d *decoder) faultSet(n *yaml.Node, key string) string {
+	if n == nil {
+		return ""
+	}
+	v := d.text(n, key)
+	switch v {
+	case "", "chaos":
+		return ""
+	case "ajantik":
+		return v
+	}
+	d.errorf(n, "%s must be one of %s, got %q", key, strings.Join(FaultSets, ", "), v)
+	return ""
+}
+
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
-	"faults", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
+	"faults", "fault_set", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
 	"model", "outcomes", "servers", "probes",
 }
 
@@ -176,7 +196,7 @@ var nativeHints = map[string]string{
 	"max_calls": "limits.max_calls", "wall_clock": "limits.wall_clock",
 	"repeated_failures": "limits.repeated_failures", "concurrency": "limits.concurrency",
 	"repo": "workspace.repo", "ref": "workspace.ref", "files": "workspace.files",
-	"auto_faults": "faults",
+	"auto_faults": "faults", "auto_faults_set": "fault_set",
 }
 
 func (d *decoder) native(root *yaml.Node) *Spec {
@@ -222,6 +242,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 		known = nil
 	}
 	s.Faults = d.families(f["faults"], known)
+	s.FaultSet = d.faultSet(f["fault_set"], "fault_set")
 	s.Conditions = d.conditions(f["conditions"], known)
 	if n := f["replicates"]; n != nil {
 		if v, ok := d.whole(n, "replicates"); ok {

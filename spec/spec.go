@@ -44,6 +44,9 @@ type Spec struct {
 	InitialState map[string]any `json:"initial_state,omitempty"`
 	// Faults lists the tool fault families to generate (empty or ["all"]: every family that applies).
 	Faults []string `json:"faults,omitempty"`
+	// FaultSet is which generated conditions to keep: "" (chaos's whole set) or "ajantik"
+	// (only those Ajantik's auto_faults would generate, for someone comparing with it).
+	FaultSet string `json:"fault_set,omitempty"`
 	// Conditions are conditions written by hand (Ajantik's `faults:` list), besides the generated ones.
 	Conditions []ConditionSpec `json:"conditions,omitempty"`
 

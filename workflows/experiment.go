@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -25,6 +26,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	results := append([]TrialResult(nil), in.Results...)
 	next := in.Next
 	aborted := in.Aborted
+	neverArmed := ""
 	running := 0
 
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) {
@@ -83,6 +85,15 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 				}
 			}
 			results = append(results, r)
+			if r.Model != nil && r.Model.NeverCalled && aborted == "" &&
+				workflow.GetVersion(ctx, versionStopNeverArmed, workflow.DefaultVersion, 1) == 1 {
+				// The agent ran to its end without calling {llm_url}: the model fault can
+				// never be armed in this run, so every further trial would be wasted.
+				neverArmed = fmt.Sprintf("trial %s ran to its end with no model call at the model proxy, so model fault %s can never be armed in this run", r.ID, r.Model.Fault)
+				aborted = neverArmed
+				logger.Error("run stopped: model fault never armed", "trial", r.ID, "fault", r.Model.Fault, "proxy", r.Model.Proxy)
+				cancelChildren()
+			}
 		})
 	}
 
@@ -126,5 +137,9 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	if err != nil {
 		return ExperimentResult{}, err
 	}
-	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Results: results, Summary: summary, Aborted: aborted}, nil
+	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Results: results, Summary: summary, Aborted: aborted, NeverArmed: neverArmed}, nil
 }
+
+// versionStopNeverArmed guards stopping the run at the first trial that proves its model
+// fault can never be armed (runs started before it ran every trial).
+const versionStopNeverArmed = "stop-never-armed"

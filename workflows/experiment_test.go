@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -113,4 +114,30 @@ func TestExperimentContinuesAsNew(t *testing.T) {
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.Equal(t, 2, next.Next)
 	require.Len(t, next.Results, 2)
+}
+
+// TestExperimentStopsWhenModelFaultNeverArmed: the first trial that ran to its end with no
+// model call at the proxy proves the model fault can never be armed; no trial starts after
+// it and the run says why.
+func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(TrialWorkflow)
+	env.RegisterActivity(a)
+	started := 0
+	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+		started++
+		_ = workflow.Sleep(ctx, time.Minute)
+		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeFailed, Verdict: "no_verdict",
+			Model: &run.ModelResult{Fault: "llm_error_single", NeverCalled: in.Trial.Rep == 2}}, nil
+	})
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(Summary{}, nil)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(6, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	var res ExperimentResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, 2, started, "no trial starts after the one that proved it")
+	require.Equal(t, "trial main/clean/2 ran to its end with no model call at the model proxy, so model fault llm_error_single can never be armed in this run", res.NeverArmed)
+	require.Equal(t, res.NeverArmed, res.Aborted)
+	require.Len(t, res.Results, 6, "every planned trial appears once")
 }

@@ -3,9 +3,11 @@
 package world
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/crashwall/chaos/spec"
@@ -45,8 +47,7 @@ func OK(text string) Reply { return Reply{Text: text, Status: 200} }
 
 // Failure is a tool failure with a status and a message.
 func Failure(status int, msg string) Reply {
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	return Reply{Text: string(b), IsError: true, Status: status}
+	return Reply{Text: `{"error":` + encode(msg) + `}`, IsError: true, Status: status}
 }
 
 // World is the state of one trial. It is safe for concurrent use.
@@ -177,8 +178,19 @@ func sourceText(t spec.Tool) string {
 }
 
 func readText(t spec.Tool, key string, v any) string {
-	b, _ := json.Marshal(map[string]any{t.KeyFieldName(): key, t.ValueFieldName(): v})
-	return string(b)
+	return "{" + encode(t.KeyFieldName()) + ":" + encode(key) + "," + encode(t.ValueFieldName()) + ":" + encode(v) + "}"
+}
+
+// encode writes v as JSON the way servers do, without escaping <, > and & (Go's default
+// turns & into the six characters \u0026, which an agent would read as part of the value).
+func encode(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "null"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Clone deep-copies a JSON-like value map.

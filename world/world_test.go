@@ -185,6 +185,17 @@ func TestFixedKeyTool(t *testing.T) {
 	}
 }
 
+// A read answers the key field first and writes & < > as they are: the agent reads the
+// value it stored, not Go's HTML escapes.
+func TestReadReplyText(t *testing.T) {
+	get := spec.Tool{Name: "get", Effect: spec.EffectRead, KeyField: "zkey", ValueField: "avalue"}
+	w := world.New(&spec.Spec{Tools: []spec.Tool{get}, InitialState: map[string]any{"k": "Fish & Chips <b>"}})
+	want := world.Reply{Text: `{"zkey":"k","avalue":"Fish & Chips <b>"}`, Status: 200}
+	if got := w.Call(get, map[string]any{"zkey": "k"}, world.Perform); got != want {
+		t.Errorf("read: got %+v, want %+v", got, want)
+	}
+}
+
 func TestStateIsACopy(t *testing.T) {
 	initial := map[string]any{"ticket": map[string]any{"priority": "normal"}}
 	w := world.New(&spec.Spec{InitialState: initial})
@@ -202,7 +213,7 @@ func TestReplies(t *testing.T) {
 	if got, want := world.OK("done"), (world.Reply{Text: "done", Status: 200}); got != want {
 		t.Errorf("OK: got %+v, want %+v", got, want)
 	}
-	if got, want := world.Failure(503, `quote " and <tag>`), (world.Reply{Text: `{"error":"quote \" and \u003ctag\u003e"}`, IsError: true, Status: 503}); got != want {
+	if got, want := world.Failure(503, `quote " and <tag>`), (world.Reply{Text: `{"error":"quote \" and <tag>"}`, IsError: true, Status: 503}); got != want {
 		t.Errorf("Failure: got %+v, want %+v", got, want)
 	}
 	for _, tt := range []struct {

@@ -259,6 +259,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 				return unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
 			printSummary(opts.IO, res)
+			if res.NeverArmed != "" {
+				return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
+			}
 			return noModelCalls(s, res.Results)
 		case <-ctx.Done():
 			if !interrupted {

@@ -257,17 +257,21 @@ func TestRunRefusals(t *testing.T) {
 	})
 
 	t.Run("no model call reached the proxy", func(t *testing.T) {
+		// The first trial that ran to its end with no model call proves the fault can never
+		// be armed: the run stops there, exit 3, naming the log file.
 		out := filepath.Join(t.TempDir(), "out")
-		r := runChaos(t, env, runTimeout, "run", faultedSpec(t, dir, "tool_error_single"), "--only", "clean", "--reps", "1",
+		r := runChaos(t, env, runTimeout, "run", faultedSpec(t, dir, "tool_error_single"), "--only", "clean", "--reps", "3", "--concurrency", "1",
 			"--data-dir", t.TempDir(), "--out", out, "--", "echo Done.")
-		if r.Code != 3 || !strings.Contains(r.Stderr, "no model call reached the model proxy in any of the 1 trials, so model fault tool_error_single was never tested") {
-			t.Fatalf("exit %d, stderr:\n%s\nwant exit 3 saying no model call reached the proxy", r.Code, r.Stderr)
+		if r.Code != 3 || !strings.Contains(r.Stderr, "the run stopped: trial main/clean/1 ran to its end with no model call at the model proxy, so model fault tool_error_single can never be armed in this run") ||
+			!strings.Contains(r.Stderr, "details are in ") {
+			t.Fatalf("exit %d, stderr:\n%s\nwant exit 3 saying the fault can never be armed, with the log file", r.Code, r.Stderr)
 		}
-		// The trial failed with the reason, and has no verdict.
+		// The trial failed with the reason, and has no verdict; the others never started.
 		var results []run.TrialResult
 		testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &results)
-		if len(results) != 1 || results[0].Outcome != run.OutcomeFailed || results[0].Verdict != "no_verdict" ||
-			!strings.HasPrefix(results[0].Reason, "no model call reached the model proxy at {llm_url} (http://127.0.0.1:") {
+		if len(results) != 3 || results[0].Outcome != run.OutcomeFailed || results[0].Verdict != "no_verdict" ||
+			!strings.HasPrefix(results[0].Reason, "no model call reached the model proxy at {llm_url} (http://127.0.0.1:") ||
+			results[1].Outcome != run.OutcomeAborted || results[2].Outcome != run.OutcomeAborted {
 			t.Errorf("results %+v", results)
 		}
 	})

@@ -38,7 +38,7 @@ var truth = map[string]map[string]string{
 		"premature_read@read_email":             "correct",       // not parsed by blind
 		"premature_read@get_ticket_field":       "not_triggered", // never reads back
 		"stale_read@get_ticket_field":           "not_triggered", // never reads back
-		"data_anomaly.missing_field@read_email": "silent_wrong",  // impossible: does not notice
+		"data_anomaly.missing_field@read_email": "correct",       // "ticket" is blanked, which the task does not need
 		"data_anomaly.stale_date@read_email":    "silent_wrong",  // impossible: does not notice
 		"context_switch@update_ticket":          "silent_wrong",  // the team lands in another account
 		"empty_success@update_ticket":           "silent_wrong",  // priority stored empty
@@ -59,7 +59,7 @@ var truth = map[string]map[string]string{
 		"premature_read@read_email":             "correct",           // empty: reads again
 		"premature_read@get_ticket_field":       "correct",           // empty read-back: rewrites, reads again
 		"stale_read@get_ticket_field":           "correct",           // stale read-back: rewrites, reads again
-		"data_anomaly.missing_field@read_email": "silent_wrong",      // impossible: a scripted agent does not read the email's meaning
+		"data_anomaly.missing_field@read_email": "correct",           // "ticket" is blanked: not needed, and not every field is empty
 		"data_anomaly.stale_date@read_email":    "silent_wrong",      // impossible: idem
 		"context_switch@update_ticket":          "reported_honestly", // the team never reads back
 		"empty_success@update_ticket":           "correct",           // empty read-back: rewrites
