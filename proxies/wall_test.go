@@ -393,3 +393,70 @@ func TestHubClosed(t *testing.T) {
 		t.Errorf("record end %+v, want the last row to be the session end with the final state", l.End)
 	}
 }
+
+// TestHalfClose: a client that writes its requests and closes its end of stdin (a piped
+// script) gets an answer to every one, and the hub records every call, on the stdio
+// wall and on the bridge alike, 100 sessions in a row: a race between the end of input
+// and the answers in flight would lose some of them in some sessions.
+func TestHalfClose(t *testing.T) {
+	const sessions, calls = 100, 6
+	var in strings.Builder
+	in.WriteString(initializeMsg(1) + "\n" + initializedMsg + "\n")
+	for i := range calls {
+		if i%2 == 0 {
+			in.WriteString(callMsg(10+i, "update_ticket", fmt.Sprintf(`{"field":"f%d","value":"v%d"}`, i, i)) + "\n")
+		} else {
+			in.WriteString(callMsg(10+i, "read_email", `{}`) + "\n")
+		}
+	}
+	serves := []struct {
+		name  string
+		serve func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error
+	}{
+		{"stdio", func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return func(ctx context.Context, in io.Reader, out io.Writer) error { return ServeStdio(ctx, h, in, out) }
+		}},
+		{"bridge", func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error {
+			srv := serveHTTP(tb, h)
+			return func(ctx context.Context, in io.Reader, out io.Writer) error { return Bridge(ctx, srv.URL, in, out) }
+		}},
+	}
+	for _, s := range serves {
+		t.Run(s.name, func(t *testing.T) {
+			for n := range sessions {
+				h, path := newTrial(t, faults.CleanID)
+				var out bytes.Buffer
+				// strings.Reader ends at once after the last request: the half-close.
+				if err := s.serve(t, h)(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+					t.Fatalf("session %d: the wall returned %v", n, err)
+				}
+				answered := map[string]bool{}
+				for _, line := range splitLines(out.Bytes()) {
+					var resp rpcResponse
+					if err := json.Unmarshal(line, &resp); err != nil {
+						t.Fatalf("session %d: the wall wrote %q: %v", n, line, err)
+					}
+					if resp.Error != nil {
+						t.Errorf("session %d: id %s answered with error %+v", n, resp.idText(), resp.Error)
+					}
+					answered[resp.idText()] = true
+				}
+				for i := range calls {
+					if id := fmt.Sprint(10 + i); !answered[id] {
+						t.Errorf("session %d: request %s was not answered (answers: %v)", n, id, answered)
+					}
+				}
+				if err := h.Close("client closed stdin"); err != nil {
+					t.Fatal(err)
+				}
+				l := readRecord(t, path)
+				if got := len(l.Calls()); got != calls || l.End == nil {
+					t.Fatalf("session %d: record has %d calls and end %v, want %d calls and a session end", n, got, l.End, calls)
+				}
+				if t.Failed() {
+					t.Fatalf("failed in session %d of %d", n, sessions)
+				}
+			}
+		})
+	}
+}
