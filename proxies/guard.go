@@ -206,7 +206,8 @@ func idSpan(msg []byte) (start, end int, ok bool) {
 
 // The SDK holds a request id as an int64 or a string, and reads a JSON number through a
 // float64: 2^70, 2^53+1, 1.5, 1e3 or -0 would come back as another number, and the
-// client could not match the answer to its request. The guard hands the SDK such an id
+// client could not match the answer to its request (a string with escapes would come
+// back the same string in other bytes). The guard hands the SDK such an id
 // as a string alias and puts the client's own bytes back into the answer:
 //
 //	stdin ──{"id":1180591620717411303424}──> alias ──{"id":"\u0000chaos-id:1"}──> SDK
@@ -236,7 +237,7 @@ func (t *idTable) alias(msg []byte) []byte {
 		return msg
 	}
 	id := msg[start:end]
-	if len(id) == 0 || id[0] == '"' || id[0] == 'n' || exactID.Match(id) {
+	if len(id) == 0 || id[0] == 'n' || exactID.Match(id) || id[0] == '"' && !bytes.ContainsRune(id, '\\') {
 		return msg
 	}
 	t.mu.Lock()
@@ -275,6 +276,19 @@ func (t *idTable) restore(msg []byte) []byte {
 	}
 	out := make([]byte, 0, len(msg)+len(id))
 	return append(append(append(out, msg[:start]...), id...), msg[end:]...)
+}
+
+// restoreAll puts every alias in p back as the client wrote it: for a response that is
+// not one message, an event stream. An alias holds a NUL, which no other text sent as
+// JSON carries unescaped in this form.
+func (t *idTable) restoreAll(p []byte) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, id := range t.aliases {
+		quoted, _ := json.Marshal(name)
+		p = bytes.ReplaceAll(p, quoted, id)
+	}
+	return p
 }
 
 // read notes a request the SDK has read: it owes the client an answer.

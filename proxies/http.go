@@ -75,7 +75,7 @@ func (h *Hub) guardHTTP(next http.Handler) http.Handler {
 		var reason string
 		if err != nil {
 			reason = fmt.Sprintf("message too large or unreadable: %v", err)
-			resp = errorResponse(nil, -32600, reason)
+			resp = errorResponse(leadingID(body[:min(len(body), headBytes)]), -32600, reason)
 		} else {
 			resp, reason = CheckMessage(body)
 		}
@@ -86,17 +86,46 @@ func (h *Hub) guardHTTP(next http.Handler) http.Handler {
 			w.Write(resp)
 			return
 		}
+		// One message per POST: an id the SDK would alter gets an alias of its own, put
+		// back in whatever the SDK answers (JSON or an event stream).
+		ids := newIDTable()
+		sent := body
+		body = ids.alias(body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		pw := &plainErrorWriter{ResponseWriter: w}
+		var out http.ResponseWriter = w
+		if len(ids.aliases) > 0 {
+			out = &restoreIDWriter{ResponseWriter: w, ids: ids}
+		}
+		pw := &plainErrorWriter{ResponseWriter: out}
 		next.ServeHTTP(pw, r)
 		if pw.plain {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			w.Write(rpcErrorFor(body, strings.TrimSpace(pw.msg.String())))
+			w.Write(rpcErrorFor(sent, strings.TrimSpace(pw.msg.String())))
 		}
 	})
 }
+
+// restoreIDWriter puts the client's id back where the SDK wrote its alias.
+type restoreIDWriter struct {
+	http.ResponseWriter
+	ids *idTable
+}
+
+func (w *restoreIDWriter) WriteHeader(code int) {
+	w.Header().Del("Content-Length") // the id may be longer than its alias
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *restoreIDWriter) Write(p []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(w.ids.restoreAll(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *restoreIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // plainErrorWriter holds back the SDK's plain-text 400 for a message it will not handle
 // (an unknown method, a request without params), so guardHTTP can answer it with a
@@ -128,22 +157,17 @@ func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWrite
 // rpcErrorFor is the JSON-RPC error for the SDK's refusal msg of message body, with the
 // request's id: method not found for a method it does not handle, else invalid request.
 func rpcErrorFor(body []byte, msg string) []byte {
-	var id jsonrpc.ID
-	if m, err := jsonrpc.DecodeMessage(body); err == nil {
-		if req, ok := m.(*jsonrpc.Request); ok {
-			id = req.ID
-		}
-	}
 	code := int64(jsonrpc.CodeInvalidRequest)
 	if strings.HasPrefix(msg, "JSON RPC not handled") {
 		code = jsonrpc.CodeMethodNotFound
 	}
-	if id.IsValid() {
-		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}}); err == nil {
-			return b
+	var id json.RawMessage
+	if m, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			id = leadingID(body)
 		}
 	}
-	return errorResponse(nil, code, msg)
+	return errorResponse(id, code, msg)
 }
 
 // eventsHandler streams record rows, one JSON object per line, until the hub closes.

@@ -226,7 +226,8 @@ var badMessages = []badMessage{
 	{"id of the wrong type", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null", "ID"},
 	{"batch", `[{"jsonrpc":"2.0","id":6,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "null", "batches are not supported"},
 	{"unknown method", `{"jsonrpc":"2.0","id":7,"method":"nope"}`, jsonrpc.CodeMethodNotFound, "7", "nope"},
-	{"oversized", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "too large"},
+	{"oversized", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`, jsonrpc.CodeInvalidRequest, "8", "too large"},
+	{"oversized, id after the cut", `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"},"id":14}`, jsonrpc.CodeInvalidRequest, "null", "too large"},
 	{"arguments not matching the schema", callMsg(9, "update_ticket", `{"field":"priority"}`), jsonrpc.CodeInvalidParams, "9", "value"},
 	{"arguments of the wrong type", callMsg(10, "update_ticket", `{"field":"priority","value":["urgent"]}`), jsonrpc.CodeInvalidParams, "10", "value"},
 	{"arguments not an object", callMsg(11, "update_ticket", `"priority=urgent"`), jsonrpc.CodeInvalidParams, "11", "object"},
@@ -320,8 +321,8 @@ func TestStdioGuard(t *testing.T) {
 			rejected++
 		}
 	}
-	if errs != 7 || rejected != 4 {
-		t.Errorf("record has %d error rows and %d rejected rows, want 7 and 4", errs, rejected)
+	if errs != 8 || rejected != 4 {
+		t.Errorf("record has %d error rows and %d rejected rows, want 8 and 4", errs, rejected)
 	}
 }
 
@@ -456,6 +457,69 @@ func TestHalfClose(t *testing.T) {
 				if t.Failed() {
 					t.Fatalf("failed in session %d of %d", n, sessions)
 				}
+			}
+		})
+	}
+}
+
+// oddIDs are request ids a client may send (JSON-RPC allows any string or number) that
+// the SDK alone would not echo byte for byte.
+var oddIDs = []string{
+	`1180591620717411303424`,  // 2^70
+	`-1180591620717411303424`, // -2^70
+	`9007199254740993`,        // 2^53+1: not a float64
+	`9223372036854775808`,     // 2^63: not an int64
+	`1.5`, `1.0`, `1e3`, `-0`, `0`, `-3`, `42`,
+	`"abc"`, `""`, `"1180591620717411303424"`, `"\u00e9\n"`,
+}
+
+// TestIDsEchoed: every answer carries its request's id exactly as the client wrote it,
+// whoever answers (the tool, the SDK, the guard), on stdio and on HTTP.
+func TestIDsEchoed(t *testing.T) {
+	walls := []struct {
+		name string
+		open func(t *testing.T) rawWall
+	}{
+		{"stdio", func(t *testing.T) rawWall {
+			h, _ := newTrial(t, faults.CleanID)
+			return newStdioRaw(t, h)
+		}},
+		{"http", func(t *testing.T) rawWall {
+			h, _ := newTrial(t, faults.CleanID)
+			return &httpRaw{url: serveHTTP(t, h).MCPURL()}
+		}},
+	}
+	messages := []struct {
+		name  string
+		msg   func(id string) string
+		error bool
+	}{
+		{"ping", func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` }, false},
+		{"tool call", func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"read_email","arguments":{}}}`
+		}, false},
+		{"unknown method", func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"nope"}` }, true},
+		{"wrong version", func(id string) string { return `{"jsonrpc":"1.0","id":` + id + `,"method":"ping"}` }, true},
+		{"oversized", func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`
+		}, true},
+	}
+	for _, wl := range walls {
+		t.Run(wl.name, func(t *testing.T) {
+			w := wl.open(t)
+			initialize(t, w)
+			for _, m := range messages {
+				t.Run(m.name, func(t *testing.T) {
+					for _, id := range oddIDs {
+						resp := w.send(t, m.msg(id), true)
+						if resp.idText() != id {
+							t.Errorf("id %s came back as %s", id, resp.idText())
+						}
+						if (resp.Error != nil) != m.error {
+							t.Errorf("id %s: error %+v, want error %v", id, resp.Error, m.error)
+						}
+					}
+				})
 			}
 		})
 	}
