@@ -45,6 +45,8 @@ type Activities struct {
 	// copies every recorded call too.
 	Results    *store.Store
 	StoreCalls bool
+	// OutputCap is how much of each of the agent's streams is kept (0: OutputCap).
+	OutputCap int64
 
 	mu     sync.Mutex
 	trials map[string]*liveTrial
@@ -120,6 +122,13 @@ func (a *Activities) reaper() string {
 		}
 	}
 	return ""
+}
+
+func (a *Activities) outputCap() int64 {
+	if a.OutputCap > 0 {
+		return a.OutputCap
+	}
+	return OutputCap
 }
 
 func (a *Activities) workRoot() string {

@@ -48,22 +48,32 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 		timeout = DefaultAgentTimeout
 	}
 
-	stdout, err := os.Create(filepath.Join(in.Workspace.TrialDir, "stdout"))
+	limit := a.outputCap()
+	stdout, err := captureTo(filepath.Join(in.Workspace.TrialDir, "stdout"), limit)
 	if err != nil {
 		return run.AgentResult{}, fmt.Errorf("create the agent's stdout file: %w", err)
 	}
-	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(in.Workspace.TrialDir, "stderr"))
+	stderr, err := captureTo(filepath.Join(in.Workspace.TrialDir, "stderr"), limit)
 	if err != nil {
+		stdout.finish(0)
 		return run.AgentResult{}, fmt.Errorf("create the agent's stderr file: %w", err)
 	}
-	defer stderr.Close()
+	// Each stream keeps its last OutputCap bytes, however much the agent writes.
+	finishOutput := func(res *run.AgentResult, wait time.Duration) {
+		outDropped, oerr := stdout.finish(wait)
+		errDropped, eerr := stderr.finish(wait)
+		if err := errors.Join(oerr, eerr); err != nil {
+			a.logger().Warn("the agent's output was not kept whole", "trial", in.Trial.Trial.ID, "error", err)
+		}
+		res.Output = outputResult(limit, outDropped, errDropped)
+	}
 
 	// Under `chaos reap` (Linux) nothing the agent starts outlives it, not even when the
 	// worker is killed: the reaper inherits the agent's orphans and kills them.
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
 	cmd.SysProcAttr = groupAttr()
-	if bin := a.reaper(); bin != "" {
+	bin := a.reaper()
+	if bin != "" {
 		cmd = exec.Command(bin, "reap", "--parent", strconv.Itoa(os.Getpid()), "--", "sh", "-c", in.Hub.Command)
 		cmd.SysProcAttr = reaperAttr()
 	}
@@ -75,16 +85,23 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	}
 	cmd.Env = agentEnv(specEnv, in)
 	cmd.Stdin = nil // /dev/null: the agent is not interactive
-	// Files, not pipes: Wait then returns when the shell exits, even if a background
-	// child still holds them open, and nothing is buffered in memory.
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// *os.Files (pipes of our own), not writers: Wait then returns when the shell exits,
+	// even if a background child still holds them open.
+	cmd.Stdout, cmd.Stderr = stdout.w, stderr.w
 
 	log := a.logger().With("trial", in.Trial.Trial.ID)
 	start := time.Now()
+	stdout.start()
+	stderr.start()
 	if err := cmd.Start(); err != nil {
 		log.Warn("agent could not start", "error", err)
-		return run.AgentResult{Error: err.Error()}, nil
+		res := run.AgentResult{Error: err.Error()}
+		finishOutput(&res, 0)
+		return res, nil
 	}
+	// The agent holds its own copies; these would keep the pipes open after it ends.
+	stdout.w.Close()
+	stderr.w.Close()
 	pgid := cmd.Process.Pid
 	log.Info("agent started", "pid", pgid, "timeout", timeout)
 	done := make(chan error, 1)
@@ -106,18 +123,19 @@ wait:
 		case <-deadline.C:
 			res.TimedOut = true
 			log.Info("agent timed out; stopping its process group", "after", timeout)
-			stopGroup(pgid, done)
+			stopGroup(pgid, done, bin != "")
 			break wait
 		case <-ctx.Done():
 			cancelled = true
 			log.Info("agent cancelled; stopping its process group", "cause", context.Cause(ctx))
-			stopGroup(pgid, done)
+			stopGroup(pgid, done, bin != "")
 			break wait
 		}
 	}
 	// The shell is reaped; whatever it left running in its group goes too.
 	killGroup(pgid, syscall.SIGKILL)
 	res.Duration = time.Since(start)
+	finishOutput(&res, stopGrace)
 	res.ExitCode = exitCode(cmd.ProcessState)
 	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
 	if cancelled {
@@ -127,17 +145,29 @@ wait:
 }
 
 // stopGroup asks the process group to stop, then kills it after the grace period, and
-// waits for the leader to be reaped.
-func stopGroup(pgid int, done <-chan error) {
+// waits for the leader to be reaped. Under a reaper (reaped: it leads the group) the kill
+// is the reaper's: it kills every process the agent started, in the group or not, and
+// ends; only a reaper that has not ended after a second grace period is killed outright.
+func stopGroup(pgid int, done <-chan error, reaped bool) {
 	killGroup(pgid, syscall.SIGTERM)
 	grace := time.NewTimer(stopGrace)
 	defer grace.Stop()
 	select {
 	case <-done:
+		return
 	case <-grace.C:
-		killGroup(pgid, syscall.SIGKILL)
-		<-done
 	}
+	if reaped {
+		killAll(pgid)
+		grace.Reset(stopGrace)
+		select {
+		case <-done:
+			return
+		case <-grace.C:
+		}
+	}
+	killGroup(pgid, syscall.SIGKILL)
+	<-done
 }
 
 // agentEnv is the worker's environment, the spec's agent.env (expanded), and the trial's own

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,5 +246,138 @@ func TestReapParent(t *testing.T) {
 	}
 	if out, st := run(os.Getpid() + 1_000_000); out != "" || st.ExitCode() != 128+int(syscall.SIGKILL) {
 		t.Errorf("with another pid: output %q, %v; want nothing run and exit %d", out, st, 128+int(syscall.SIGKILL))
+	}
+}
+
+// marked lists the live (not zombie) processes whose command line holds mark.
+func marked(t *testing.T, mark string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc to list processes: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), mark) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st[strings.LastIndexByte(string(st), ')'):]), ") Z ") {
+			continue
+		}
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
+
+// TestRunAgentNothingEscapes: an agent that ignores SIGTERM and starts processes that
+// leave its process group (a new session, a new group, a double fork, nohup) leaves
+// nothing running once its trial ends, by timeout, by a cancel (an abort), or by the
+// agent's own exit. The reaper, not the agent, decides: every descendant is killed.
+func TestRunAgentNothingEscapes(t *testing.T) {
+	if !reaping {
+		t.Skip("the reaper runs on Linux only")
+	}
+	// Each escape starts `sleep MARK`, MARK a number no other process has.
+	escapes := []struct{ name, start string }{
+		{"setsid", `setsid sleep MARK &`},
+		{"double fork", `(sleep MARK &) &`},
+		{"new session, double fork", `setsid sh -c 'sleep MARK & sleep MARK &' &`},
+		{"new process group", `perl -e 'setpgrp(0, 0); exec "sleep", @ARGV' MARK &`},
+		{"nohup", `nohup sleep MARK >/dev/null 2>&1 &`},
+		{"many, each in its own session", `for i in 1 2 3 4; do setsid sleep MARK & done`},
+	}
+	endings := []struct {
+		name string
+		tail string // what the agent does after starting its escapes
+	}{
+		{"timeout", `sleep 300`},
+		{"cancel", `sleep 300`},
+		{"exit", `exit 0`},
+	}
+	for i, e := range escapes {
+		for j, end := range endings {
+			t.Run(e.name+"/"+end.name, func(t *testing.T) {
+				t.Parallel()
+				mark := fmt.Sprintf("778.%d%d%d", os.Getpid()%100000, i, j)
+				// trap '' TERM: the shell and every child it starts ignore SIGTERM.
+				command := "trap '' TERM\n" + strings.ReplaceAll(e.start, "MARK", mark) + "\necho started > started\n" + end.tail
+				yaml := exampleYAML(t)
+				if end.name == "timeout" {
+					yaml = exampleYAML(t, "timeout: 60s", "timeout: 10s")
+				}
+				a, env := newActivities(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+				in := agentInput(t, yaml, command)
+				done := make(chan error, 1)
+				go func() {
+					_, err := execute[run.AgentResult](t, env, a.RunAgent, in)
+					done <- err
+				}()
+				started := filepath.Join(in.Workspace.Dir, "started")
+				var returned bool
+				testWaitFor(t, func() bool {
+					select {
+					case <-done:
+						returned = true
+						return true
+					default:
+					}
+					_, err := os.Stat(started)
+					return err == nil
+				}, "the agent to start its processes")
+				if _, err := os.Stat(started); err != nil {
+					t.Fatal("the agent ended before it started its processes: nothing was tested")
+				}
+				if !returned && end.name != "exit" && len(marked(t, mark)) == 0 {
+					t.Fatalf("no process carries %s while the agent runs: the scan would prove nothing", mark)
+				}
+				if end.name == "cancel" {
+					cancel()
+				}
+				if !returned {
+					select {
+					case <-done:
+					case <-time.After(time.Minute):
+						t.Fatal("RunAgent did not return")
+					}
+				}
+				// RunAgent returns once the reaper has killed and reaped everything; a
+				// moment is allowed for the kernel to finish.
+				var left []string
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					if left = marked(t, mark); len(left) == 0 || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if len(left) > 0 {
+					for _, l := range left {
+						if pid, err := strconv.Atoi(strings.SplitN(l, ":", 2)[0]); err == nil {
+							syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
+					t.Errorf("processes outlived the trial:\n%s", strings.Join(left, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// testWaitFor waits for cond, failing the test after a minute.
+func testWaitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

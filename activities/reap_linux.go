@@ -19,6 +19,15 @@ const reaping = true
 // reapParentGone is the signal the reaper gets when the worker that started it dies.
 const reapParentGone = syscall.SIGUSR1
 
+// reapKillAll is the signal the worker sends the reaper when the agent's grace period is
+// over: the reaper kills every process the agent started, with SIGKILL, and ends. The
+// worker never SIGKILLs the reaper first: that would free whatever the agent left to live
+// on under init, the very thing the reaper is there to prevent.
+const reapKillAll = syscall.SIGUSR2
+
+// killAll asks the reaper (pid) to kill everything under it.
+func killAll(reaper int) { syscall.Kill(reaper, reapKillAll) }
+
 // reaperAttr starts the reaper as the leader of the agent's process group (the worker
 // signals the group, as it would the agent's shell) and has the kernel send it
 // reapParentGone when the worker dies.
@@ -35,8 +44,10 @@ func reaperAttr() *syscall.SysProcAttr {
 // As a child subreaper it inherits every process the agent orphans, in its group or not
 // (a daemon that called setsid too). When the agent's shell exits it kills all of them,
 // as the worker kills what a shell leaves in its group; when the worker dies (the kernel
-// sends reapParentGone) it kills them at once. SIGTERM, SIGINT and SIGHUP reach the
-// agent through the group and are not the reaper's to act on: it waits for the shell.
+// sends reapParentGone) or the worker's grace period is over (reapKillAll) it kills them
+// at once, whatever they did with signals, sessions or process groups. SIGTERM, SIGINT and
+// SIGHUP reach the agent through the group; the reaper passes them on to the processes
+// that left the group (a daemon may want to clean up) and waits for the shell.
 // It ends as the shell ended: the same exit code, or the same signal. parent is the pid
 // of the worker that started it (0: not known); when the reaper's parent is no longer
 // that process by the time it runs, the worker died before the kernel could tell it.
@@ -51,7 +62,7 @@ func Reap(parent int, argv []string) int {
 	// Caught, not ignored: a caught signal is reset for the agent by exec, an ignored one
 	// would stay ignored in it.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, reapParentGone)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, reapParentGone, reapKillAll)
 
 	if parent > 0 && os.Getppid() != parent {
 		// The worker died before this process could hear of it: start nothing.
@@ -75,11 +86,15 @@ wait:
 		case <-done:
 			break wait
 		case s := <-sigs:
-			if s == reapParentGone {
-				// The worker is gone: everything goes, the shell too. killOrphans may
-				// reap the shell before cmd.Wait does, so its state is not read here.
+			switch s {
+			case reapParentGone, reapKillAll:
+				// The worker is gone, or done waiting: everything goes, the shell too.
+				// killOrphans may reap the shell before cmd.Wait does, so its state is
+				// not read here.
 				killOrphans()
 				return 128 + int(syscall.SIGKILL)
+			default:
+				outsideGroup(s.(syscall.Signal))
 			}
 		}
 	}
@@ -93,33 +108,75 @@ wait:
 	return cmd.ProcessState.ExitCode()
 }
 
-// killOrphans kills every child of this process with SIGKILL and reaps it, round after
-// round, until it has none: a killed process's own children come to the subreaper and
-// are killed in the next round.
+// killOrphans kills every process under this one with SIGKILL and reaps its children,
+// round after round, until it has none: a killed process's own children come to the
+// subreaper and are killed in the next round. It never blocks in wait: the goroutine
+// waiting for the shell may reap the shell first, and a blocking wait would then wait
+// on a process nobody killed (seen: a setsid'd child that ignored SIGTERM lived on, the
+// reaper waiting, until the worker's last resort killed the reaper and set it free).
 func killOrphans() {
 	self := os.Getpid()
 	for {
-		for _, pid := range childrenOf(self) {
+		// The whole tree, not only children: a grandchild is killed now rather than
+		// after its parent's death hands it over.
+		for _, pid := range readProcs().descendants(self) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		var st syscall.WaitStatus
-		_, err := syscall.Wait4(-1, &st, 0, nil)
-		if errors.Is(err, syscall.ECHILD) {
-			return
+		reaped := false
+		for {
+			var st syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.ECHILD) {
+				return
+			}
+			if err != nil && !errors.Is(err, syscall.EINTR) {
+				return
+			}
+			if pid <= 0 {
+				break
+			}
+			reaped = true
 		}
-		if err != nil && !errors.Is(err, syscall.EINTR) {
-			return
+		if !reaped {
+			time.Sleep(5 * time.Millisecond) // killed, not yet dead
+		}
+	}
+}
+
+// outsideGroup sends sig to every descendant of this process that is not in its process
+// group: those the group signal did not reach.
+func outsideGroup(sig syscall.Signal) {
+	self := os.Getpid()
+	procs := readProcs()
+	for _, pid := range procs.descendants(self) {
+		if procs[pid].pgrp != self {
+			syscall.Kill(pid, sig)
 		}
 	}
 }
 
 // childrenOf lists the processes whose parent is pid, from /proc.
 func childrenOf(pid int) []int {
+	var out []int
+	for p, st := range readProcs() {
+		if st.ppid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type procStat struct{ ppid, pgrp int }
+
+type procTable map[int]procStat
+
+// readProcs reads the parent and process group of every process from /proc.
+func readProcs() procTable {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	out := procTable{}
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -129,17 +186,38 @@ func childrenOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')'
-		// ends it.
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses; the last
+		// ')' ends it.
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
+		if len(f) < 3 {
+			continue
 		}
+		ppid, err1 := strconv.Atoi(f[1])
+		pgrp, err2 := strconv.Atoi(f[2])
+		if err1 == nil && err2 == nil {
+			out[p] = procStat{ppid, pgrp}
+		}
+	}
+	return out
+}
+
+// descendants lists the processes under pid, children first.
+func (t procTable) descendants(pid int) []int {
+	kids := map[int][]int{}
+	for p, st := range t {
+		kids[st.ppid] = append(kids[st.ppid], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := kids[queue[0]]
+		queue = append(queue[1:], next...)
+		out = append(out, next...)
 	}
 	return out
 }

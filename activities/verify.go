@@ -41,7 +41,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		res.Dir = dir
 	}
 	if in.Agent != nil {
-		res.ExitCode, res.Duration = in.Agent.ExitCode, in.Agent.Duration
+		res.ExitCode, res.Duration, res.Output = in.Agent.ExitCode, in.Agent.Duration, in.Agent.Output
 	}
 	res.Outcome, res.Reason = outcome(in)
 	// The agent ended by itself (not a timeout, an abort or a failure of ours).

@@ -42,7 +42,9 @@ func FuzzRESTBody(f *testing.F) {
 		handler := h.Handler()
 		for attempt := 1; attempt <= 2; attempt++ {
 			w := httptest.NewRecorder()
-			handler.ServeHTTP(w, httptest.NewRequest("POST", "/tools/update_ticket", bytes.NewReader(body)))
+			req := httptest.NewRequest("POST", "/tools/update_ticket", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			handler.ServeHTTP(w, req)
 			got := w.Body.Bytes()
 			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 				t.Errorf("%s, attempt %d: Content-Type %q", cond.ID, attempt, ct)

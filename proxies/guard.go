@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,13 +42,18 @@ func (t *GuardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		max = MaxMessageBytes
 	}
 	out := &lockedWriter{w: t.Out}
+	ids := newIDTable()
 	pr, pw := io.Pipe()
 	go func() {
-		err := guardLines(t.In, pw, out, max, t.OnReject)
+		err := guardLines(t.In, &aliasWriter{ids, pw}, out, max, t.OnReject)
 		pw.CloseWithError(err)
 	}()
-	inner := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1}
-	return inner.Connect(ctx)
+	inner := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{&restoreWriter{ids, out}}, MaxLineLength: -1}
+	conn, err := inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: conn, ids: ids, closed: make(chan struct{})}, nil
 }
 
 func guardLines(in io.Reader, good io.Writer, out io.Writer, max int, onReject func(string)) error {
@@ -58,8 +64,9 @@ func guardLines(in io.Reader, good io.Writer, out io.Writer, max int, onReject f
 			var resp []byte
 			var reason string
 			if tooLong {
+				// line holds the message's first bytes, where a client puts its id.
 				reason = fmt.Sprintf("message too large: more than %d bytes", max)
-				resp = errorResponse(nil, jsonrpc.CodeInvalidRequest, reason)
+				resp = errorResponse(leadingID(line), jsonrpc.CodeInvalidRequest, reason)
 			} else {
 				resp, reason = CheckMessage(line)
 			}
@@ -86,13 +93,22 @@ func guardLines(in io.Reader, good io.Writer, out io.Writer, max int, onReject f
 	}
 }
 
-// readLine reads one line; past max bytes it discards the rest of the line and says so.
+// headBytes is how much of an oversized message is kept to find its id in.
+const headBytes = 4 << 10
+
+// readLine reads one line; past max bytes it discards the rest of the line and says so,
+// keeping its first headBytes (or max, if less) in line.
 func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
 			if len(line)+len(chunk) > max+2 {
-				tooLong, line = true, nil
+				tooLong = true
+				keep := min(headBytes, max)
+				if len(line) < keep {
+					line = append(line, chunk[:min(len(chunk), keep-len(line))]...)
+				}
+				line = line[:min(len(line), keep)]
 			} else {
 				line = append(line, chunk...)
 			}
@@ -119,7 +135,7 @@ func CheckMessage(data []byte) ([]byte, string) {
 	}
 	if _, err := jsonrpc.DecodeMessage(data); err != nil {
 		var probe struct {
-			ID any `json:"id"`
+			ID json.RawMessage `json:"id"`
 		}
 		_ = json.Unmarshal(data, &probe)
 		reason := "invalid request: not a JSON-RPC 2.0 message: " + err.Error()
@@ -128,16 +144,262 @@ func CheckMessage(data []byte) ([]byte, string) {
 	return nil, ""
 }
 
-func errorResponse(id any, code int64, msg string) []byte {
-	if rid, err := jsonrpc.MakeID(id); err == nil && rid.IsValid() {
-		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{Code: code, Message: msg}}); err == nil {
-			return b
+// errorResponse is a JSON-RPC error answering the request whose id is id, as the
+// client wrote it (the bytes, so that 2^70 or 1.50 come back as sent). An id that is
+// not a string or a number, or none, is answered with "id": null as JSON-RPC 2.0 wants
+// (the SDK's encoder would leave the member out, and clients then cannot read it).
+func errorResponse(id json.RawMessage, code int64, msg string) []byte {
+	type rpcError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", validID(id), rpcError{code, msg}})
+	return b
+}
+
+// validID is id if it is a JSON string or number, else null.
+func validID(id json.RawMessage) json.RawMessage {
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && json.Valid(id) && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+		return id
+	}
+	return json.RawMessage("null")
+}
+
+// leadingID reads the id of a message from its first bytes (the rest may be cut off):
+// the value of the top-level "id" member if it comes before the cut, else nil.
+func leadingID(head []byte) json.RawMessage {
+	start, end, ok := idSpan(head)
+	if !ok {
+		return nil
+	}
+	return head[start:end]
+}
+
+// idSpan finds the value of the first top-level "id" member of a JSON object:
+// msg[start:end] are its bytes. It reads no further than that member.
+func idSpan(msg []byte) (start, end int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, 0, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return 0, 0, false
+		}
+		if key == "id" {
+			end := int(dec.InputOffset())
+			return end - len(v), end, true
 		}
 	}
-	// No id to echo: JSON-RPC 2.0 wants "id": null, which the SDK's encoder leaves out
-	// (and clients then cannot read the response).
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	return b
+	return 0, 0, false
+}
+
+// The SDK holds a request id as an int64 or a string, and reads a JSON number through a
+// float64: 2^70, 2^53+1, 1.5, 1e3 or -0 would come back as another number, and the
+// client could not match the answer to its request (a string with escapes would come
+// back the same string in other bytes). The guard hands the SDK such an id
+// as a string alias and puts the client's own bytes back into the answer:
+//
+//	stdin ──{"id":1180591620717411303424}──> alias ──{"id":"\u0000chaos-id:1"}──> SDK
+//	stdout <──{"id":1180591620717411303424}── restore <──{"id":"\u0000chaos-id:1"}──┘
+//
+// The same table counts the requests the SDK has read and not yet answered, so that
+// the end of input waits for their answers (drainConn).
+type idTable struct {
+	mu      sync.Mutex
+	aliases map[string]json.RawMessage // alias -> the id as the client wrote it
+	next    int
+	pending map[jsonrpc.ID]bool // requests read and not yet answered
+	drained chan struct{}       // closed when pending empties, while the end of input waits
+}
+
+func newIDTable() *idTable {
+	return &idTable{aliases: map[string]json.RawMessage{}, pending: map[jsonrpc.ID]bool{}}
+}
+
+// exactID matches the numbers the SDK echoes byte for byte: integers below 2^53.
+var exactID = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,14})$`)
+
+// alias returns msg with its id replaced by an alias when the SDK would not echo it as sent.
+func (t *idTable) alias(msg []byte) []byte {
+	start, end, ok := idSpan(msg)
+	if !ok {
+		return msg
+	}
+	id := msg[start:end]
+	if len(id) == 0 || id[0] == 'n' || exactID.Match(id) || id[0] == '"' && !bytes.ContainsRune(id, '\\') {
+		return msg
+	}
+	t.mu.Lock()
+	t.next++
+	name := fmt.Sprintf("\x00chaos-id:%d", t.next)
+	t.aliases[name] = append(json.RawMessage(nil), id...)
+	t.mu.Unlock()
+	quoted, _ := json.Marshal(name)
+	out := make([]byte, 0, len(msg)+len(quoted))
+	out = append(append(append(out, msg[:start]...), quoted...), msg[end:]...)
+	return out
+}
+
+// restore returns msg with an aliased id put back as the client wrote it.
+func (t *idTable) restore(msg []byte) []byte {
+	t.mu.Lock()
+	n := len(t.aliases)
+	t.mu.Unlock()
+	if n == 0 {
+		return msg
+	}
+	start, end, ok := idSpan(msg)
+	if !ok || msg[start] != '"' {
+		return msg
+	}
+	var name string
+	if json.Unmarshal(msg[start:end], &name) != nil {
+		return msg
+	}
+	t.mu.Lock()
+	id, ok := t.aliases[name]
+	delete(t.aliases, name)
+	t.mu.Unlock()
+	if !ok {
+		return msg
+	}
+	out := make([]byte, 0, len(msg)+len(id))
+	return append(append(append(out, msg[:start]...), id...), msg[end:]...)
+}
+
+// restoreAll puts every alias in p back as the client wrote it: for a response that is
+// not one message, an event stream. An alias holds a NUL, which no other text sent as
+// JSON carries unescaped in this form.
+func (t *idTable) restoreAll(p []byte) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, id := range t.aliases {
+		quoted, _ := json.Marshal(name)
+		p = bytes.ReplaceAll(p, quoted, id)
+	}
+	return p
+}
+
+// read notes a request the SDK has read: it owes the client an answer.
+func (t *idTable) read(id jsonrpc.ID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// A second request with an id in flight is refused at once by the SDK, with no id.
+	t.pending[id] = true
+}
+
+// answered notes an answer (or a cancellation) of request id.
+func (t *idTable) answered(id jsonrpc.ID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, id)
+	if len(t.pending) == 0 && t.drained != nil {
+		close(t.drained)
+		t.drained = nil
+	}
+}
+
+// waitDrained returns a channel closed once every request read has been answered.
+func (t *idTable) waitDrained() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	if len(t.pending) == 0 {
+		close(ch)
+	} else {
+		t.drained = ch
+	}
+	return ch
+}
+
+// aliasWriter passes each good line to the SDK with its id aliased where needed.
+type aliasWriter struct {
+	ids *idTable
+	w   io.Writer
+}
+
+func (a *aliasWriter) Write(p []byte) (int, error) {
+	if _, err := a.w.Write(a.ids.alias(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// restoreWriter writes each message of the SDK with an aliased id put back.
+type restoreWriter struct {
+	ids *idTable
+	w   io.Writer
+}
+
+func (r *restoreWriter) Write(p []byte) (int, error) {
+	if _, err := r.w.Write(r.ids.restore(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// drainConn is the SDK's connection with the end of input held back until every
+// request read before it has been answered. The SDK cancels its requests in flight
+// and refuses to write once its reader has ended, so a client that writes its
+// requests and closes its end (what a piped script does, and legal for
+// newline-delimited JSON-RPC) would lose the answers and the wall their calls.
+type drainConn struct {
+	mcp.Connection
+	ids       *idTable
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		select {
+		case <-c.ids.waitDrained():
+		case <-ctx.Done():
+		case <-c.closed:
+		}
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		if req.IsCall() {
+			c.ids.read(req.ID)
+		} else if req.Method == "notifications/cancelled" {
+			// A cancelled request may go unanswered (MCP says it should).
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					c.ids.answered(id)
+				}
+			}
+		}
+	}
+	return msg, nil
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.ids.answered(resp.ID)
+	}
+	return err
+}
+
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 type lockedWriter struct {

@@ -3,12 +3,14 @@ package proxies
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -25,7 +27,9 @@ import (
 //	POST /tools/<name>     one tool call, arguments as the JSON body
 //	GET  /events           the record as it is written, one JSON row per line
 //	GET  /healthz          200 while the hub is up
-func (h *Hub) Handler() http.Handler { return h.mux() }
+//
+// Every route checks the Host and Origin of a request first (protect).
+func (h *Hub) Handler() http.Handler { return protect(h.mux(), "") }
 
 func (h *Hub) mux() *http.ServeMux {
 	mux := http.NewServeMux()
@@ -75,7 +79,7 @@ func (h *Hub) guardHTTP(next http.Handler) http.Handler {
 		var reason string
 		if err != nil {
 			reason = fmt.Sprintf("message too large or unreadable: %v", err)
-			resp = errorResponse(nil, -32600, reason)
+			resp = errorResponse(leadingID(body[:min(len(body), headBytes)]), -32600, reason)
 		} else {
 			resp, reason = CheckMessage(body)
 		}
@@ -86,17 +90,46 @@ func (h *Hub) guardHTTP(next http.Handler) http.Handler {
 			w.Write(resp)
 			return
 		}
+		// One message per POST: an id the SDK would alter gets an alias of its own, put
+		// back in whatever the SDK answers (JSON or an event stream).
+		ids := newIDTable()
+		sent := body
+		body = ids.alias(body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		pw := &plainErrorWriter{ResponseWriter: w}
+		var out http.ResponseWriter = w
+		if len(ids.aliases) > 0 {
+			out = &restoreIDWriter{ResponseWriter: w, ids: ids}
+		}
+		pw := &plainErrorWriter{ResponseWriter: out}
 		next.ServeHTTP(pw, r)
 		if pw.plain {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			w.Write(rpcErrorFor(body, strings.TrimSpace(pw.msg.String())))
+			w.Write(rpcErrorFor(sent, strings.TrimSpace(pw.msg.String())))
 		}
 	})
 }
+
+// restoreIDWriter puts the client's id back where the SDK wrote its alias.
+type restoreIDWriter struct {
+	http.ResponseWriter
+	ids *idTable
+}
+
+func (w *restoreIDWriter) WriteHeader(code int) {
+	w.Header().Del("Content-Length") // the id may be longer than its alias
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *restoreIDWriter) Write(p []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(w.ids.restoreAll(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *restoreIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // plainErrorWriter holds back the SDK's plain-text 400 for a message it will not handle
 // (an unknown method, a request without params), so guardHTTP can answer it with a
@@ -128,22 +161,17 @@ func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWrite
 // rpcErrorFor is the JSON-RPC error for the SDK's refusal msg of message body, with the
 // request's id: method not found for a method it does not handle, else invalid request.
 func rpcErrorFor(body []byte, msg string) []byte {
-	var id jsonrpc.ID
-	if m, err := jsonrpc.DecodeMessage(body); err == nil {
-		if req, ok := m.(*jsonrpc.Request); ok {
-			id = req.ID
-		}
-	}
 	code := int64(jsonrpc.CodeInvalidRequest)
 	if strings.HasPrefix(msg, "JSON RPC not handled") {
 		code = jsonrpc.CodeMethodNotFound
 	}
-	if id.IsValid() {
-		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}}); err == nil {
-			return b
+	var id json.RawMessage
+	if m, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			id = leadingID(body)
 		}
 	}
-	return errorResponse(nil, code, msg)
+	return errorResponse(id, code, msg)
 }
 
 // eventsHandler streams record rows, one JSON object per line, until the hub closes.
@@ -197,6 +225,79 @@ type ServeConfig struct {
 	// model proxy under ModelPrefix+"/", for one. A pattern the hub serves already is
 	// an error.
 	Extra map[string]http.Handler
+	// AllowRemote lets Addr be other than a loopback address; it needs Token.
+	AllowRemote bool
+	// Token, when set, is a bearer token every request must carry
+	// (Authorization: Bearer TOKEN): 401 without it.
+	Token string
+}
+
+// ErrNotLoopback is the refusal of a listen address off the loopback interface
+// without AllowRemote and a token.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// checkListen refuses an address that serves more than loopback, unless cfg allows it.
+func checkListen(cfg ServeConfig, addr string) error {
+	if cfg.AllowRemote {
+		if cfg.Token == "" {
+			return fmt.Errorf("wall: serving %s beyond loopback needs a bearer token", addr)
+		}
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("wall: listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("wall: listen on %q: %w", addr, ErrNotLoopback)
+}
+
+// protect is what every request to the wall's HTTP server passes first:
+//
+//   - Host: on a loopback listener, a Host that is not loopback is refused (403): a
+//     page that rebinds its own name to 127.0.0.1 gets nothing (the SDK checks /mcp
+//     so; here every route is checked, REST, the record's events and the model proxy too)
+//   - Origin: a browser's cross-site request that can change state is refused (403),
+//     by Sec-Fetch-Site or Origin (http.CrossOriginProtection); programs send neither
+//   - a bearer token, when one is set (a wall served beyond loopback): 401 without it
+func protect(next http.Handler, token string) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="chaos wall"`)
+				writeError(w, http.StatusUnauthorized, "this wall needs Authorization: Bearer TOKEN (the token it was started with)")
+				return
+			}
+		} else if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("invalid Host header %q: the wall answers only requests to a loopback address", r.Host))
+			return
+		}
+		if err := cop.Check(r); err != nil {
+			writeError(w, http.StatusForbidden, "cross-origin request refused: "+err.Error())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopback: addr (host, or host:port) names the loopback interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // Serve starts serving the hub on addr ("127.0.0.1:0" when empty).
@@ -221,11 +322,14 @@ func ServeWith(h *Hub, cfg ServeConfig) (*Server, error) {
 			return nil, fmt.Errorf("wall: serve %s: %w", p, err)
 		}
 	}
+	if err := checkListen(cfg, addr); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("wall: listen on %s: %w", addr, err)
 	}
-	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: protect(mux, cfg.Token), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		s.serveErr = s.srv.Serve(ln)
 		close(s.done)

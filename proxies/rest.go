@@ -5,18 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 )
 
 // restHandler serves POST /tools/<name> with the arguments as the JSON body: 200 with
 // the reply, the tool's failure status (503, 401) with its message, 400 for a body that
-// is not a JSON object or does not match the schema, 404 for an unknown tool.
+// is not a JSON object or does not match the schema, 404 for an unknown tool, 415 for a
+// body not sent as JSON.
 func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/tools/")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("use POST /tools/%s with the arguments as a JSON object", name))
+		return
+	}
+	// Only JSON: a browser sends text/plain, a form or no type at all without asking
+	// first (no CORS preflight), and such a request must never reach a tool.
+	if !isJSONType(r.Header.Get("Content-Type")) {
+		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the arguments as a JSON object with Content-Type: application/json", r.Header.Get("Content-Type")))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
@@ -51,6 +59,13 @@ func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, reply.Text)
 }
 
+// isJSONType: a media type of JSON (application/json, or a +json type such as
+// application/merge-patch+json), parameters allowed.
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -74,6 +89,7 @@ func (h *Hub) OpenAPI(baseURL string) map[string]any {
 				"400": withDesc(errResp, "the body is not a JSON object or does not match the schema"),
 				"401": withDesc(errResp, "the session has ended"),
 				"404": withDesc(errResp, "no such tool"),
+				"415": withDesc(errResp, "the body is not sent as application/json"),
 				"503": withDesc(errResp, "the tool failed"),
 			},
 		}}

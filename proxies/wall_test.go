@@ -226,7 +226,8 @@ var badMessages = []badMessage{
 	{"id of the wrong type", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null", "ID"},
 	{"batch", `[{"jsonrpc":"2.0","id":6,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "null", "batches are not supported"},
 	{"unknown method", `{"jsonrpc":"2.0","id":7,"method":"nope"}`, jsonrpc.CodeMethodNotFound, "7", "nope"},
-	{"oversized", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`, jsonrpc.CodeInvalidRequest, "null", "too large"},
+	{"oversized", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`, jsonrpc.CodeInvalidRequest, "8", "too large"},
+	{"oversized, id after the cut", `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"},"id":14}`, jsonrpc.CodeInvalidRequest, "null", "too large"},
 	{"arguments not matching the schema", callMsg(9, "update_ticket", `{"field":"priority"}`), jsonrpc.CodeInvalidParams, "9", "value"},
 	{"arguments of the wrong type", callMsg(10, "update_ticket", `{"field":"priority","value":["urgent"]}`), jsonrpc.CodeInvalidParams, "10", "value"},
 	{"arguments not an object", callMsg(11, "update_ticket", `"priority=urgent"`), jsonrpc.CodeInvalidParams, "11", "object"},
@@ -320,8 +321,8 @@ func TestStdioGuard(t *testing.T) {
 			rejected++
 		}
 	}
-	if errs != 7 || rejected != 4 {
-		t.Errorf("record has %d error rows and %d rejected rows, want 7 and 4", errs, rejected)
+	if errs != 8 || rejected != 4 {
+		t.Errorf("record has %d error rows and %d rejected rows, want 8 and 4", errs, rejected)
 	}
 }
 
@@ -391,5 +392,135 @@ func TestHubClosed(t *testing.T) {
 	l := readRecord(t, path)
 	if l.End == nil || l.End.Reason != "agent exited" || l.End.FinalState["team"] != "payments" || &l.Rows[len(l.Rows)-1] != l.End {
 		t.Errorf("record end %+v, want the last row to be the session end with the final state", l.End)
+	}
+}
+
+// TestHalfClose: a client that writes its requests and closes its end of stdin (a piped
+// script) gets an answer to every one, and the hub records every call, on the stdio
+// wall and on the bridge alike, 100 sessions in a row: a race between the end of input
+// and the answers in flight would lose some of them in some sessions.
+func TestHalfClose(t *testing.T) {
+	const sessions, calls = 100, 6
+	var in strings.Builder
+	in.WriteString(initializeMsg(1) + "\n" + initializedMsg + "\n")
+	for i := range calls {
+		if i%2 == 0 {
+			in.WriteString(callMsg(10+i, "update_ticket", fmt.Sprintf(`{"field":"f%d","value":"v%d"}`, i, i)) + "\n")
+		} else {
+			in.WriteString(callMsg(10+i, "read_email", `{}`) + "\n")
+		}
+	}
+	serves := []struct {
+		name  string
+		serve func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error
+	}{
+		{"stdio", func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return func(ctx context.Context, in io.Reader, out io.Writer) error { return ServeStdio(ctx, h, in, out) }
+		}},
+		{"bridge", func(tb testing.TB, h *Hub) func(ctx context.Context, in io.Reader, out io.Writer) error {
+			srv := serveHTTP(tb, h)
+			return func(ctx context.Context, in io.Reader, out io.Writer) error { return Bridge(ctx, srv.URL, in, out) }
+		}},
+	}
+	for _, s := range serves {
+		t.Run(s.name, func(t *testing.T) {
+			for n := range sessions {
+				h, path := newTrial(t, faults.CleanID)
+				var out bytes.Buffer
+				// strings.Reader ends at once after the last request: the half-close.
+				if err := s.serve(t, h)(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+					t.Fatalf("session %d: the wall returned %v", n, err)
+				}
+				answered := map[string]bool{}
+				for _, line := range splitLines(out.Bytes()) {
+					var resp rpcResponse
+					if err := json.Unmarshal(line, &resp); err != nil {
+						t.Fatalf("session %d: the wall wrote %q: %v", n, line, err)
+					}
+					if resp.Error != nil {
+						t.Errorf("session %d: id %s answered with error %+v", n, resp.idText(), resp.Error)
+					}
+					answered[resp.idText()] = true
+				}
+				for i := range calls {
+					if id := fmt.Sprint(10 + i); !answered[id] {
+						t.Errorf("session %d: request %s was not answered (answers: %v)", n, id, answered)
+					}
+				}
+				if err := h.Close("client closed stdin"); err != nil {
+					t.Fatal(err)
+				}
+				l := readRecord(t, path)
+				if got := len(l.Calls()); got != calls || l.End == nil {
+					t.Fatalf("session %d: record has %d calls and end %v, want %d calls and a session end", n, got, l.End, calls)
+				}
+				if t.Failed() {
+					t.Fatalf("failed in session %d of %d", n, sessions)
+				}
+			}
+		})
+	}
+}
+
+// oddIDs are request ids a client may send (JSON-RPC allows any string or number) that
+// the SDK alone would not echo byte for byte.
+var oddIDs = []string{
+	`1180591620717411303424`,  // 2^70
+	`-1180591620717411303424`, // -2^70
+	`9007199254740993`,        // 2^53+1: not a float64
+	`9223372036854775808`,     // 2^63: not an int64
+	`1.5`, `1.0`, `1e3`, `-0`, `0`, `-3`, `42`,
+	`"abc"`, `""`, `"1180591620717411303424"`, `"\u00e9\n"`,
+}
+
+// TestIDsEchoed: every answer carries its request's id exactly as the client wrote it,
+// whoever answers (the tool, the SDK, the guard), on stdio and on HTTP.
+func TestIDsEchoed(t *testing.T) {
+	walls := []struct {
+		name string
+		open func(t *testing.T) rawWall
+	}{
+		{"stdio", func(t *testing.T) rawWall {
+			h, _ := newTrial(t, faults.CleanID)
+			return newStdioRaw(t, h)
+		}},
+		{"http", func(t *testing.T) rawWall {
+			h, _ := newTrial(t, faults.CleanID)
+			return &httpRaw{url: serveHTTP(t, h).MCPURL()}
+		}},
+	}
+	messages := []struct {
+		name  string
+		msg   func(id string) string
+		error bool
+	}{
+		{"ping", func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` }, false},
+		{"tool call", func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"read_email","arguments":{}}}`
+		}, false},
+		{"unknown method", func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"nope"}` }, true},
+		{"wrong version", func(id string) string { return `{"jsonrpc":"1.0","id":` + id + `,"method":"ping"}` }, true},
+		{"oversized", func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}`
+		}, true},
+	}
+	for _, wl := range walls {
+		t.Run(wl.name, func(t *testing.T) {
+			w := wl.open(t)
+			initialize(t, w)
+			for _, m := range messages {
+				t.Run(m.name, func(t *testing.T) {
+					for _, id := range oddIDs {
+						resp := w.send(t, m.msg(id), true)
+						if resp.idText() != id {
+							t.Errorf("id %s came back as %s", id, resp.idText())
+						}
+						if (resp.Error != nil) != m.error {
+							t.Errorf("id %s: error %+v, want error %v", id, resp.Error, m.error)
+						}
+					}
+				})
+			}
+		})
 	}
 }

@@ -130,6 +130,16 @@ type AgentResult struct {
 	Duration time.Duration `json:"duration"`
 	// Error is set when the command could not be started.
 	Error string `json:"error,omitempty"`
+	// Output says what of stdout and stderr was dropped (nil: nothing).
+	Output *AgentOutput `json:"output,omitempty"`
+}
+
+// AgentOutput is what a trial did not keep of the agent's output: each stream keeps its
+// last Cap bytes.
+type AgentOutput struct {
+	Cap           int64 `json:"cap"`
+	StdoutDropped int64 `json:"stdout_dropped"`
+	StderrDropped int64 `json:"stderr_dropped"`
 }
 
 // WatchInput is the input of WatchEvents.
@@ -217,6 +227,8 @@ type TrialResult struct {
 	FaultsFired []string      `json:"faults_fired,omitempty"`
 	Duration    time.Duration `json:"duration"`
 	Dir         string        `json:"dir"`
+	// Output says what of the agent's stdout and stderr was dropped (nil: nothing).
+	Output *AgentOutput `json:"output,omitempty"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec

@@ -20,10 +20,23 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crashwall/chaos/spec"
 )
 
 // EnvURL is the environment variable that names the results database when no flag does.
 const EnvURL = "CHAOS_DATABASE_URL"
+
+// ExpandURL fills in the ${VAR}s of a database URL from the environment, so that a
+// password need not stand on a command line (docs/store.md). A URL with no password
+// takes libpq's PGPASSWORD or password file (PGPASSFILE, ~/.pgpass), which pgx reads.
+func ExpandURL(dbURL string) (string, error) {
+	out, err := spec.ExpandSecrets(dbURL, nil)
+	if err != nil {
+		return "", fmt.Errorf("the database URL: %w", err)
+	}
+	return out, nil
+}
 
 // ConnectTimeout bounds one attempt to reach the database.
 const ConnectTimeout = 10 * time.Second
@@ -46,6 +59,11 @@ func Open(ctx context.Context, dbURL string) (*Store, error) {
 // OpenAt is Open with the schema brought to version (not beyond); tests of an upgrade
 // start from an older one.
 func OpenAt(ctx context.Context, dbURL string, version int) (*Store, error) {
+	where := Where(dbURL)
+	dbURL, err := ExpandURL(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("results database %s: %w", where, err)
+	}
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("the results database URL is not valid (want postgres://USER:PASSWORD@HOST:PORT/DATABASE): %s", redactParseError(err, dbURL))
@@ -54,7 +72,6 @@ func OpenAt(ctx context.Context, dbURL string, version int) (*Store, error) {
 	// A dropped database must not make every write wait for a pool of dead connections.
 	cfg.HealthCheckPeriod = 5 * time.Second
 	cfg.MaxConns = 8
-	where := Where(dbURL)
 
 	pool, err := connect(ctx, cfg)
 	var pgErr *pgconn.PgError

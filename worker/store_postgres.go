@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
 	pgplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
@@ -121,6 +122,10 @@ func parsePostgresURL(raw string) ([2]postgresDB, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("--db: %s (want postgres://USER:PASSWORD@HOST:PORT/DATABASE)", why)
 	}
+	raw, err := store.ExpandURL(raw)
+	if err != nil {
+		return dbs, fmt.Errorf("--db: %w", err)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return dbs, bad("not a URL")
@@ -150,7 +155,15 @@ func parsePostgresURL(raw string) ([2]postgresDB, error) {
 		attrs[k] = v[0]
 	}
 	user := u.User.Username()
-	password, _ := u.User.Password()
+	password, ok := u.User.Password()
+	if !ok {
+		// libpq's PGPASSWORD or password file, as pgx reads them; Temporal's own plugin
+		// would put an empty password in its DSN, which overrides both.
+		if cfg, err := pgconn.ParseConfig(raw); err == nil && cfg.Password != "" {
+			password = cfg.Password
+			u.User = url.UserPassword(cfg.User, password)
+		}
+	}
 	for i, db := range []struct{ name, schema string }{{name, postgresSchema}, {visibility, postgresVisibilitySchema}} {
 		each := *u
 		each.Path = "/" + db.name

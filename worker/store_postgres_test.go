@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +184,53 @@ func historyLength(t *testing.T, c client.Client, id string) int {
 func schemaVersion(t *testing.T, url, db string) string {
 	t.Helper()
 	return pgtest.QueryOne[string](t, url, "SELECT curr_version FROM schema_version WHERE version_partition = 0 AND db_name = $1", db)
+}
+
+// TestParsePostgresURLPassword: --db's password comes from a ${VAR} in the URL, else
+// PGPASSWORD or the password file, so that it need not be on the command line; Temporal's
+// plugin gets it either way (its DSN's empty password would override libpq's variables).
+func TestParsePostgresURLPassword(t *testing.T) {
+	passfile := filepath.Join(t.TempDir(), "pgpass")
+	if err := os.WriteFile(passfile, []byte("h:5432:*:u:from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, url string
+		env       map[string]string
+		want      string // the password Temporal's plugin gets; "" with wantErr
+		wantErr   string
+	}{
+		{"in the URL", "postgres://u:p@h/t", nil, "p", ""},
+		{"${VAR}", "postgres://u:${CHAOS_TEST_PW}@h/t", map[string]string{"CHAOS_TEST_PW": "from-var"}, "from-var", ""},
+		{"${VAR} not set", "postgres://u:${CHAOS_TEST_PW}@h/t", nil, "", "--db: the database URL: the environment variable CHAOS_TEST_PW is not set"},
+		{"PGPASSWORD", "postgres://u@h/t", map[string]string{"PGPASSWORD": "from-env"}, "from-env", ""},
+		{"PGPASSFILE", "postgres://u@h/t", map[string]string{"PGPASSFILE": passfile}, "from-file", ""},
+		{"the URL's own first", "postgres://u:p@h/t", map[string]string{"PGPASSWORD": "from-env"}, "p", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"CHAOS_TEST_PW", "PGPASSWORD", "PGPASSFILE"} {
+				t.Setenv(k, "")
+				os.Unsetenv(k)
+			}
+			t.Setenv("PGPASSFILE", filepath.Join(t.TempDir(), "none"))
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			dbs, err := parsePostgresURL(tc.url)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, db := range dbs {
+				if db.sql.Password != tc.want || db.sql.User != "u" {
+					t.Errorf("%s: user %q password %q, want u and %q", db.sql.DatabaseName, db.sql.User, db.sql.Password, tc.want)
+				}
+			}
+		})
+	}
 }

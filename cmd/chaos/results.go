@@ -20,7 +20,7 @@ type ResultsFlags struct {
 
 // addResultsFlags adds --results-db, and --results-calls to commands whose worker writes.
 func addResultsFlags(cmd *cobra.Command, f *ResultsFlags, writes bool) {
-	cmd.Flags().StringVar(&f.URL, "results-db", "", "PostgreSQL URL of the results database (default $"+store.EnvURL+"; none: run folders only)")
+	cmd.Flags().StringVar(&f.URL, "results-db", "", "PostgreSQL URL of the results database (default $"+store.EnvURL+"; none: run folders only); its password as ${VAR}, PGPASSWORD or PGPASSFILE")
 	if writes {
 		cmd.Flags().BoolVar(&f.Calls, "results-calls", false, "copy every recorded call to the results database too")
 	}

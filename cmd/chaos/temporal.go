@@ -109,7 +109,9 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 		srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: flags.Namespace, Logger: logger})
 		if err != nil {
 			c.Close()
-			return nil, fmt.Errorf("start the embedded Temporal server: %w", err)
+			// As chaos server says it (exit 1): a data directory another chaos holds, a
+			// port in use, a database that refuses.
+			return nil, badInput(fmt.Errorf("start the embedded Temporal server: %w", err))
 		}
 		c.Server, c.Embedded, c.UI = srv, true, srv.UIAddr()
 		addr = srv.FrontendAddr()

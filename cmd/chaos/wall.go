@@ -25,7 +25,15 @@ type WallOptions struct {
 	Record    string
 	Seed      int64
 	Listen    string
+	// AllowRemote lets Listen be beyond loopback, with the bearer token in $CHAOS_WALL_TOKEN.
+	AllowRemote bool
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
 }
+
+// WallTokenEnv holds the bearer token of `chaos wall --listen ADDR --allow-remote`. It is
+// read from the environment, never a flag, so it is not in the process list.
+const WallTokenEnv = "CHAOS_WALL_TOKEN"
 
 // NewCmdWall builds `chaos wall`, the command an agent starts as its MCP server.
 func NewCmdWall(ios *IOStreams, runF func(context.Context, *WallOptions) error) *cobra.Command {
@@ -40,11 +48,21 @@ the world, the fault and the record. Standalone, with --spec, it runs its own hu
 the condition you name (default clean) and writes the record to --record.
 
 The record always ends with a session_end row holding the final state: when the client
-closes stdin, and on SIGINT, SIGTERM or SIGHUP.`,
+closes stdin (after every request read before it is answered and recorded), and on
+SIGINT, SIGTERM or SIGHUP.
+
+--listen also serves MCP over HTTP and REST, on a loopback address only: requests for
+another Host, cross-site requests from a browser and REST bodies not sent as
+application/json are refused. An address beyond loopback (0.0.0.0:8080, a LAN address)
+is refused unless you pass --allow-remote and put a bearer token in $` + WallTokenEnv + `:
+every request must then carry "Authorization: Bearer TOKEN" (401 without it).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (opts.Hub == "") == (opts.Spec == "") {
 				return badInput(errors.New("give either --hub URL (bridge to a running hub) or --spec SPEC (run a hub here)"))
+			}
+			if opts.AllowRemote && opts.Listen == "" {
+				return badInput(errors.New("--allow-remote goes with --listen ADDR"))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -58,6 +76,7 @@ closes stdin, and on SIGINT, SIGTERM or SIGHUP.`,
 	cmd.Flags().StringVar(&opts.Record, "record", "", "where to write the record (JSONL); none when empty")
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "trial seed (default: the spec's seed)")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "also serve MCP over HTTP and REST on this loopback address (e.g. 127.0.0.1:0); the URL is printed on stderr")
+	cmd.Flags().BoolVar(&opts.AllowRemote, "allow-remote", false, "let --listen be beyond loopback; every request must then carry the bearer token in $"+WallTokenEnv)
 	return cmd
 }
 
@@ -103,10 +122,25 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 		return err
 	}
 	if opts.Listen != "" {
-		srv, err := proxies.Serve(hub, opts.Listen)
+		cfg := proxies.ServeConfig{Addr: opts.Listen, AllowRemote: opts.AllowRemote}
+		if opts.AllowRemote {
+			getenv := opts.Getenv
+			if getenv == nil {
+				getenv = os.Getenv
+			}
+			if cfg.Token = getenv(WallTokenEnv); len(cfg.Token) < 16 {
+				hub.Close("the wall could not listen: no token")
+				return badInput(fmt.Errorf("--allow-remote needs a bearer token of at least 16 characters in $%s: every request must carry it", WallTokenEnv))
+			}
+		}
+		srv, err := proxies.ServeWith(hub, cfg)
 		if err != nil {
 			hub.Close("the wall could not listen: " + err.Error())
-			return err
+			// The address is the user's: taken, malformed or not loopback, it is theirs to fix.
+			if errors.Is(err, proxies.ErrNotLoopback) {
+				return badInput(fmt.Errorf("%w: use 127.0.0.1:PORT, or pass --allow-remote with a bearer token in $%s (the wall has no other authentication)", err, WallTokenEnv))
+			}
+			return badInput(err)
 		}
 		defer srv.Close()
 		fmt.Fprintf(opts.IO.ErrOut, "chaos wall: MCP at %s, REST at %s/tools\n", srv.MCPURL(), srv.URL)
