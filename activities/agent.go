@@ -91,8 +91,7 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(heartbeatEvery)
-	defer tick.Stop()
+	defer keepAlive(ctx, func() any { return time.Since(start).String() })()
 	var res run.AgentResult
 	var cancelled bool
 wait:
@@ -100,8 +99,6 @@ wait:
 		select {
 		case <-done:
 			break wait
-		case <-tick.C:
-			heartbeat(ctx, time.Since(start).String())
 		case <-deadline.C:
 			res.TimedOut = true
 			log.Info("agent timed out; stopping its process group", "after", timeout)

@@ -37,6 +37,8 @@ type RunOptions struct {
 	Temporal     TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
 	HistoryLimit int
+	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
+	HeartbeatTimeout time.Duration
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
@@ -81,6 +83,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0, "how long a trial's worker may go unheard before the trial runs again (default: a fifth of agent.timeout, 1m to 5m)")
+	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -214,7 +218,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
-		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout),
+		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {
@@ -236,7 +240,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 				return unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
 			printSummary(opts.IO, res)
-			return noModelCalls(s, res.Results)
+			if res.Results != nil { // a run started before results stayed on disk
+				return noModelCalls(s, res.Results)
+			}
+			return noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls)
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
@@ -272,7 +279,11 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
-	printHeadline(ios, res.Results)
+	cells := res.Summary.Cells
+	if res.Results != nil {
+		cells = headline(res.Results)
+	}
+	printHeadline(ios, cells)
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
@@ -283,30 +294,34 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 
 // printHeadline prints the number the run exists for, per cell: how often the agent said
 // "done" when the world was wrong, over the scored trials, with its 80% interval.
-func printHeadline(ios *IOStreams, results []run.TrialResult) {
-	type count struct{ k, n int }
-	byCell := map[string]*count{}
-	var cells []string
-	for _, r := range results {
-		c := byCell[r.Cell]
-		if c == nil {
-			c = &count{}
-			byCell[r.Cell] = c
-			cells = append(cells, r.Cell)
-		}
-		if report.Scored(r.Verdict) {
-			c.n++
-			if r.Verdict == report.SilentWrong {
-				c.k++
-			}
-		}
+func printHeadline(ios *IOStreams, byCell map[string]run.CellCount) {
+	cells := make([]string, 0, len(byCell))
+	for cell := range byCell {
+		cells = append(cells, cell)
 	}
 	sort.Strings(cells)
 	fmt.Fprintln(ios.Out, "\nsilent wrong (said done, world wrong), over scored trials, 80% interval:")
 	for _, cell := range cells {
 		c := byCell[cell]
-		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.k, c.n))
+		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.SilentWrong, c.Scored))
 	}
+}
+
+// headline counts, per cell, the scored trials and the silent wrong ones, as Aggregate
+// does into run.Summary.Cells.
+func headline(results []run.TrialResult) map[string]run.CellCount {
+	byCell := map[string]run.CellCount{}
+	for _, r := range results {
+		c := byCell[r.Cell]
+		if report.Scored(r.Verdict) {
+			c.Scored++
+			if r.Verdict == report.SilentWrong {
+				c.SilentWrong++
+			}
+		}
+		byCell[r.Cell] = c
+	}
+	return byCell
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -114,7 +114,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 		c.Server, c.Embedded, c.UI = srv, true, srv.UIAddr()
 		addr = srv.FrontendAddr()
 	}
-	cl, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: namespace(flags), Logger: sdklog.NewStructuredLogger(logger)})
+	cl, err := client.DialContext(ctx, worker.ClientOptions(client.Options{HostPort: addr, Namespace: namespace(flags), Logger: sdklog.NewStructuredLogger(logger)}))
 	if err != nil {
 		c.Close()
 		return nil, badInput(fmt.Errorf("cannot reach Temporal at %s: %w (is the server running? start one with chaos server, or leave out --temporal to use the embedded one)", addr, err))
