@@ -7,9 +7,9 @@ FUZZ_PARSE ?= 100000x
 FUZZ_REST ?= 20000x
 FUZZ_MINIMIZE ?= 500x
 
-.PHONY: test deps unit fuzz bench js image
+.PHONY: test deps unit fuzz scale bench js image
 
-test: deps js unit fuzz
+test: deps js unit fuzz scale
 
 # Debian's Chromium, for the test that opens the report headless (no browser download).
 deps:
@@ -27,6 +27,11 @@ unit:
 	$(GO) vet ./...
 	$(GO) build -tags noserver -o /dev/null ./cmd/chaos
 	$(GO) test -count=1 -timeout 25m ./...
+
+# A 10,000-trial run and the same run aborted (tests/run TestScale): long on two cores, so
+# not part of unit's go test ./... (which skips it without CHAOS_SCALE=1).
+scale:
+	CHAOS_SCALE=1 $(GO) test -count=1 -timeout 120m ./tests/run -run '^TestScale$$' -v
 
 fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
