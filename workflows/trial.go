@@ -36,6 +36,10 @@ const watcherNotAwaited = "watcher-not-awaited"
 // was lost with ErrWorkerLost (before: the trial was recorded as failed).
 const retryOnLostWorker = "retry-trial-on-lost-worker"
 
+// cancelledIsAborted is the workflow.GetVersion change id of recording a trial whose run
+// was cancelled as aborted even when its agent ended first.
+const cancelledIsAborted = "cancelled-is-aborted"
+
 // retryOnNoSession is the workflow.GetVersion change id of ending an attempt that got no
 // worker session with ErrWorkerLost, or as aborted when the run was cancelled meanwhile
 // (before: the trial was recorded as failed).
@@ -191,6 +195,11 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	})
 	for !agentDone && abortReason == "" {
 		sel.Select(ctx)
+	}
+	// The agent may end (cancelled with the run, or failed) in the same moment the run is
+	// cancelled: the trial was still aborted, never failed.
+	if abortReason == "" && ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+		abortReason = "the run was cancelled"
 	}
 	if !agentDone {
 		cancelAgent()
