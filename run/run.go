@@ -16,6 +16,10 @@ const (
 	QueryProgress = "progress"
 )
 
+// EmbeddedTaskQueue is the task queue of a run that chaos run runs with its own embedded
+// worker: only that worker (or chaos resume RUN's) takes its trials, never another run's.
+func EmbeddedTaskQueue(runID string) string { return "chaos-run-" + runID }
+
 // ExperimentWorkflowID is the workflow id of a run.
 func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
 

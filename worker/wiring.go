@@ -28,6 +28,9 @@ type WorkerOptions struct {
 	// copies every recorded call too.
 	Results    *store.Store
 	StoreCalls bool
+	// TaskQueue is the queue the worker takes runs from (default run.TaskQueue); an
+	// embedded chaos run has one of its own (run.EmbeddedTaskQueue).
+	TaskQueue string
 }
 
 // NewWorker builds a worker on the chaos task queue with every workflow and activity
@@ -37,7 +40,11 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
 	}
-	w := sdkworker.New(c, run.TaskQueue, sdkworker.Options{
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = run.TaskQueue
+	}
+	w := sdkworker.New(c, queue, sdkworker.Options{
 		EnableSessionWorker:               true,
 		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
 		// An activity learns it was cancelled only from the answer to a heartbeat it sends,

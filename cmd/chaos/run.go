@@ -205,11 +205,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// the run tears its trials down and writes its folder.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	c, err := connect(cctx, opts.Temporal, true, "run-"+runID)
+	flags := opts.Temporal
+	flags.TaskQueue, flags.NewRun = run.EmbeddedTaskQueue(runID), true
+	c, err := connect(cctx, flags, true, "run-"+runID)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if c.Note != "" {
+		fmt.Fprintln(opts.IO.ErrOut, c.Note)
+	}
 	if c.UI != "" {
 		fmt.Fprintf(opts.IO.Out, "Temporal web UI: %s/namespaces/%s/workflows/%s\n", c.UI, namespace(opts.Temporal), run.ExperimentWorkflowID(runID))
 	}
@@ -220,15 +225,30 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
-	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
+	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {
 		return unexpected(c, fmt.Errorf("start the run: %w", err))
 	}
 
+	res, err := followRun(ctx, cctx, opts.IO, c, wf.GetID(), len(plan.Trials))
+	if err != nil {
+		return err
+	}
+	printSummary(opts.IO, res)
+	if res.Results != nil { // a run started before results stayed on disk
+		return noModelCalls(s, res.Results)
+	}
+	return noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls)
+}
+
+// followRun shows the run's progress until it ends and returns its result. The first
+// Ctrl-C (ctx done) asks the run to abort; cctx is what the client calls with, which
+// outlives ctx so that the aborted run can still be followed to its folder.
+func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID string, total int) (run.ExperimentResult, error) {
 	done := make(chan error, 1)
 	var res run.ExperimentResult
-	go func() { done <- wf.Get(cctx, &res) }()
-	prog := newProgressPrinter(opts.IO, len(plan.Trials))
+	go func() { done <- c.Client.GetWorkflow(cctx, workflowID, "").Get(cctx, &res) }()
+	prog := newProgressPrinter(ios, total)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	interrupted := false
@@ -237,21 +257,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		case err := <-done:
 			prog.finish()
 			if err != nil {
-				return unexpected(c, fmt.Errorf("the run failed: %w", err))
+				return res, unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
-			printSummary(opts.IO, res)
-			if res.Results != nil { // a run started before results stayed on disk
-				return noModelCalls(s, res.Results)
-			}
-			return noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls)
+			return res, nil
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
-				fmt.Fprintln(opts.IO.ErrOut, "\ninterrupted: aborting the run (stopping and tearing down running trials)...")
-				_ = c.Client.SignalWorkflow(cctx, wf.GetID(), "", run.SignalAbort, "interrupted by the user")
+				fmt.Fprintln(ios.ErrOut, "\ninterrupted: aborting the run (stopping and tearing down running trials)...")
+				_ = c.Client.SignalWorkflow(cctx, workflowID, "", run.SignalAbort, "interrupted by the user")
 			}
 		case <-tick.C:
-			if v, err := c.Client.QueryWorkflow(cctx, wf.GetID(), "", run.QueryProgress); err == nil {
+			if v, err := c.Client.QueryWorkflow(cctx, workflowID, "", run.QueryProgress); err == nil {
 				var p run.Progress
 				if v.Get(&p) == nil {
 					prog.update(p)
