@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +13,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"golang.org/x/term"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/report"
@@ -246,12 +250,38 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 // outlives ctx so that the aborted run can still be followed to its folder.
 func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID string, total int) (run.ExperimentResult, error) {
 	done := make(chan error, 1)
+	lost := make(chan error, 1)
 	var res run.ExperimentResult
-	go func() { done <- c.Client.GetWorkflow(cctx, workflowID, "").Get(cctx, &res) }()
+	go func() {
+		// The run lives in the server, not in this process: while the server is away
+		// (killed, restarting) the run is not over, and its result comes when it is back.
+		for {
+			err := c.Client.GetWorkflow(cctx, workflowID, "").Get(cctx, &res)
+			if err == nil || !serverAway(err) || cctx.Err() != nil {
+				done <- err
+				return
+			}
+			select {
+			case lost <- err:
+			default:
+			}
+			select {
+			case <-cctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
 	prog := newProgressPrinter(ios, total)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	interrupted := false
+	interrupted, waiting := false, false
+	sayWaiting := func(err error) {
+		if !waiting {
+			waiting = true
+			prog.finish()
+			fmt.Fprintf(ios.ErrOut, "waiting for the Temporal server to come back (%s); the run goes on there, and this follows it when it does\n", oneLine(err))
+		}
+	}
 	for {
 		select {
 		case err := <-done:
@@ -260,6 +290,8 @@ func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID st
 				return res, unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
 			return res, nil
+		case err := <-lost:
+			sayWaiting(err)
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
@@ -267,7 +299,19 @@ func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID st
 				_ = c.Client.SignalWorkflow(cctx, workflowID, "", run.SignalAbort, "interrupted by the user")
 			}
 		case <-tick.C:
-			if v, err := c.Client.QueryWorkflow(cctx, workflowID, "", run.QueryProgress); err == nil {
+			// A query to a server that is gone would wait for it for ever: each has its
+			// own deadline, and a server away is said once.
+			qctx, cancel := context.WithTimeout(cctx, 10*time.Second)
+			v, err := c.Client.QueryWorkflow(qctx, workflowID, "", run.QueryProgress)
+			cancel()
+			if err != nil && serverAway(err) {
+				sayWaiting(err)
+			}
+			if err == nil {
+				if waiting {
+					waiting = false
+					fmt.Fprintln(ios.ErrOut, "the Temporal server is back; following the run")
+				}
 				var p run.Progress
 				if v.Get(&p) == nil {
 					prog.update(p)
@@ -275,6 +319,27 @@ func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID st
 			}
 		}
 	}
+}
+
+// serverAway says err is the server not answering (down, restarting, or too slow), not
+// the run's own failure.
+func serverAway(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// oneLine is err's message on one line, shortened.
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
 }
 
 // unexpected marks an error as an unexpected failure (exit 3), with the log's path.
