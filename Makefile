@@ -39,6 +39,7 @@ fuzz:
 
 bench:
 	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
+	$(GO) test ./tests/run -run '^$$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).
