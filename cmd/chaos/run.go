@@ -89,6 +89,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
 	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0, "how long a trial's worker may go unheard before the trial runs again (default: a fifth of agent.timeout, 1m to 5m)")
 	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
+	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
+	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)

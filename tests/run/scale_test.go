@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -25,6 +26,10 @@ import (
 // scaleTrials is how many trials TestScale runs. It runs only with CHAOS_SCALE=1 (make
 // scale, part of make test), since 10,000 trials take long on two cores.
 var scaleTrials = flag.Int("scale-trials", 10000, "trials of TestScale's runs")
+
+// scaleHistoryLimit lowers the experiment's continue-as-new interval (0: the default,
+// 500), to check TestScale itself at a small scale.
+var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow run before continue-as-new in TestScale")
 
 // TestScale runs a 10,000-trial run of a no-op agent (`true`) on the embedded server
 // (`chaos server`, its worker in the same process) and checks that it finishes and writes
@@ -64,7 +69,7 @@ func TestScale(t *testing.T) {
 		t.Run(fmt.Sprintf("aborted=%v", abort), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			p := startChaos(t, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
-				"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", "16")
+				"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", "16", "--history-limit", strconv.Itoa(*scaleHistoryLimit))
 			if abort {
 				testkit.WaitFor(t, timeout, fmt.Sprintf("%d trials to finish", n/10), func() bool { return doneTrials(p.Stderr.String()) >= n/10 })
 				p.Signal(t, syscall.SIGINT)
@@ -146,6 +151,9 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 		}
 		if len(h.Events) > 20*children+50 {
 			t.Errorf("%d events for %d trials started, over 20 a trial + 50", len(h.Events), children)
+		}
+		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); children > limit {
+			t.Errorf("%d trials started in one run of the chain, over the history limit %d", children, limit)
 		}
 		if size > 2*input+4<<20 {
 			t.Errorf("a history of %d bytes, over twice its start input (%d bytes) + 4 MiB", size, input)
