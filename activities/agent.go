@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/crashwall/chaos/run"
 )
 
@@ -117,10 +119,21 @@ wait:
 	res.ExitCode = exitCode(cmd.ProcessState)
 	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
 	if cancelled {
+		// A cancel the workflow asked for comes as a CanceledError; any other cause is
+		// the SDK giving up on a heartbeat (a starved worker or server): the trial is
+		// not the agent's failure, and its workflow runs it again (ErrHeartbeatLost).
+		var asked *temporal.CanceledError
+		if cause := context.Cause(ctx); cause != nil && !errors.As(cause, &asked) && !errors.Is(cause, context.Canceled) {
+			return res, temporal.NewApplicationError("the agent was stopped because its heartbeat failed: "+cause.Error(), ErrHeartbeatLost)
+		}
 		return res, ctx.Err()
 	}
 	return res, nil
 }
+
+// ErrHeartbeatLost is the error type of a RunAgent stopped because the SDK could not
+// heartbeat (not because anyone asked): the trial workflow treats it as a lost worker.
+const ErrHeartbeatLost = "heartbeat_lost"
 
 // stopGroup asks the process group to stop, then kills it after the grace period, and
 // waits for the leader to be reaped.

@@ -101,7 +101,9 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	workerLost := false
 	lost := func(err error) bool {
 		var timeout *temporal.TimeoutError
+		var app *temporal.ApplicationError
 		gone := workflow.GetSessionInfo(sess).SessionState == workflow.SessionStateFailed ||
+			(errors.As(err, &app) && app.Type() == activities.ErrHeartbeatLost) ||
 			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
 				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
 		if gone && workflow.GetVersion(ctx, retryOnLostWorker, workflow.DefaultVersion, 1) == 1 {
