@@ -63,7 +63,7 @@ func TestScale(t *testing.T) {
 	for rep := 1; rep <= n; rep++ {
 		ids = append(ids, spec.TrialID("main", "clean", rep))
 	}
-	timeout := time.Duration(n) * 3 * time.Second // bounds a stuck run, not a slow one
+	timeout := 10*time.Minute + time.Duration(n)*3*time.Second // bounds a stuck run, not a slow one
 
 	for _, abort := range []bool{false, true} {
 		t.Run(fmt.Sprintf("aborted=%v", abort), func(t *testing.T) {
