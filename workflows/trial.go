@@ -137,6 +137,14 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	}()
 
 	fail := func(stage string, err error) (TrialResult, error) {
+		// Cancelled with its run before its agent started: aborted, not failed (and its
+		// Verify could not run in the cancelled context anyway). The experiment writes
+		// the result into the trial folder.
+		if ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+			teardownReason = "aborted: the run was cancelled"
+			result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled during "+stage
+			return result, nil
+		}
 		teardownReason = stage + " failed"
 		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason}
 		return verifyTrial(setupCtx, verify, result)
