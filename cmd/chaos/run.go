@@ -278,12 +278,6 @@ func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID st
 	defer tick.Stop()
 	interrupted, waiting := false, false
 	sayWaiting := func(err error) {
-		// A server that is slow (a query past its deadline on a loaded machine) is not
-		// away; only one that cannot be reached is said to be.
-		var unavailable *serviceerror.Unavailable
-		if status.Code(err) != codes.Unavailable && !errors.As(err, &unavailable) {
-			return
-		}
 		if !waiting {
 			waiting = true
 			prog.finish()
