@@ -9,9 +9,9 @@ FUZZ_MINIMIZE ?= 500x
 # FuzzFillCommand runs sh for every input: a small count keeps it short.
 FUZZ_FILL ?= 2000x
 
-.PHONY: test deps unit fuzz bench js image build
+.PHONY: test deps unit fuzz scale bench js image build
 
-test: deps js unit fuzz
+test: deps js unit fuzz scale
 
 # Debian's Chromium, for the test that opens the report headless (no browser download).
 deps:
@@ -30,6 +30,11 @@ unit:
 	$(GO) build -tags noserver -o /dev/null ./cmd/chaos
 	$(GO) test -count=1 -timeout 25m ./...
 
+# A 10,000-trial run and the same run aborted (tests/run TestScale): long on two cores, so
+# not part of unit's go test ./... (which skips it without CHAOS_SCALE=1).
+scale:
+	CHAOS_SCALE=1 $(GO) test -count=1 -timeout 120m ./tests/run -run '^TestScale$$' -v
+
 fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./proxies -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
@@ -47,6 +52,7 @@ bench:
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
+	$(GO) test ./tests/run -run '^$$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

@@ -238,6 +238,34 @@ func heartbeat(ctx context.Context, details ...any) {
 	}
 }
 
+// keepAlive heartbeats every heartbeatEvery, with details(), from a goroutine of its own
+// until the returned stop is called. A heartbeat can wait on the server (the SDK sends the
+// first of each batch before it returns), and the loop that waits on the agent must not
+// wait with it: it has a timeout to enforce and a cancel to act on.
+func keepAlive(ctx context.Context, details func() any) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(heartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				heartbeat(ctx, details())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
 // writeFileAtomic writes data to path through a temporary file in the same folder and a
 // rename, so a reader never sees half a file.
 func writeFileAtomic(path string, data []byte) error {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
@@ -109,8 +111,7 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(heartbeatEvery)
-	defer tick.Stop()
+	defer keepAlive(ctx, func() any { return time.Since(start).String() })()
 	var res run.AgentResult
 	var cancelled bool
 wait:
@@ -118,8 +119,6 @@ wait:
 		select {
 		case <-done:
 			break wait
-		case <-tick.C:
-			heartbeat(ctx, time.Since(start).String())
 		case <-deadline.C:
 			res.TimedOut = true
 			log.Info("agent timed out; stopping its process group", "after", timeout)
@@ -139,10 +138,21 @@ wait:
 	res.ExitCode = exitCode(cmd.ProcessState)
 	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
 	if cancelled {
+		// A cancel the workflow asked for comes as a CanceledError; any other cause is
+		// the SDK giving up on a heartbeat (a starved worker or server): the trial is
+		// not the agent's failure, and its workflow runs it again (ErrHeartbeatLost).
+		var asked *temporal.CanceledError
+		if cause := context.Cause(ctx); cause != nil && !errors.As(cause, &asked) && !errors.Is(cause, context.Canceled) {
+			return res, temporal.NewApplicationError("the agent was stopped because its heartbeat failed: "+cause.Error(), ErrHeartbeatLost)
+		}
 		return res, ctx.Err()
 	}
 	return res, nil
 }
+
+// ErrHeartbeatLost is the error type of a RunAgent stopped because the SDK could not
+// heartbeat (not because anyone asked): the trial workflow treats it as a lost worker.
+const ErrHeartbeatLost = "heartbeat_lost"
 
 // stopGroup asks the process group to stop, then kills it after the grace period, and
 // waits for the leader to be reaped. Under a reaper (reaped: it leads the group) the kill

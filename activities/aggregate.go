@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -124,6 +127,12 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		return run.Summary{}, badInput(fmt.Errorf("the run has no output folder (out_dir is empty)"))
 	}
 	results := slices.Clone(in.Results)
+	if in.ResultsOnDisk {
+		var err error
+		if results, err = readResults(ctx, in); err != nil {
+			return run.Summary{}, err
+		}
+	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].ID < results[j].ID })
 
 	m := Manifest{
@@ -158,12 +167,24 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 			m.Profile = s.Agent.Profile
 		}
 	}
-	sum := run.Summary{Trials: len(results), ByVerdict: map[string]int{}, ByOutcome: map[string]int{}}
+	sum := run.Summary{Trials: len(results), ByVerdict: map[string]int{}, ByOutcome: map[string]int{}, Cells: map[string]run.CellCount{}}
 	for _, r := range results {
 		sum.ByOutcome[r.Outcome]++
 		// An unjudged trial (no judge yet) has no verdict to count.
 		if r.Verdict != "" {
 			sum.ByVerdict[r.Verdict]++
+		}
+		c := sum.Cells[r.Cell]
+		if report.Scored(r.Verdict) {
+			c.Scored++
+			if r.Verdict == report.SilentWrong {
+				c.SilentWrong++
+			}
+		}
+		sum.Cells[r.Cell] = c
+		if r.Model != nil {
+			sum.ModelTrials++
+			sum.ModelCalls += r.Model.Calls
 		}
 	}
 
@@ -197,6 +218,58 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	}
 	a.logger().Info("run aggregated", "run", in.RunID, "trials", sum.Trials, "out_dir", in.OutDir)
 	return sum, nil
+}
+
+// readResults reads every planned trial's result.json. A trial without one was not
+// started after an abort, or ended leaving no result (its workflow records those with
+// RecordResult, so this is a worker that lost the file): either way it is listed, once.
+func readResults(ctx context.Context, in run.AggregateInput) ([]run.TrialResult, error) {
+	results := make([]run.TrialResult, 0, len(in.Plan.Trials))
+	for i, t := range in.Plan.Trials {
+		if i%500 == 0 {
+			heartbeat(ctx, i)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		r := run.TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed}
+		dir, err := trialDir(run.TrialInput{OutDir: in.OutDir, Trial: t})
+		if err != nil {
+			return nil, badInput(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(b, &r); err != nil {
+				return nil, fmt.Errorf("trial %s: read its result.json: %w", t.ID, err)
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("trial %s: %w", t.ID, err)
+		case in.Aborted != "":
+			r.Outcome, r.Reason = run.OutcomeAborted, "not started: "+in.Aborted
+		default:
+			r.Outcome, r.Reason = run.OutcomeFailed, "the trial left no result.json in "+dir
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// RecordResult writes a result the experiment workflow made itself (a trial that
+// failed or was aborted before its Verify wrote one) to the trial's result.json, where
+// Aggregate reads every result from.
+func (a *Activities) RecordResult(ctx context.Context, in run.RecordResultInput) error {
+	dir, err := trialDir(run.TrialInput{OutDir: in.OutDir, Trial: spec.TrialPlan{ID: in.Result.ID}})
+	if err != nil {
+		return badInput(err)
+	}
+	r := in.Result
+	r.Dir = dir
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the result of trial %s: %w", r.ID, err)
+	}
+	return writeFileAtomic(filepath.Join(dir, "result.json"), append(b, '\n'))
 }
 
 func specName(ref run.SpecRef) string {

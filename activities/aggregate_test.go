@@ -128,3 +128,68 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("the run folder holds %q; want %q and no temporary files", names, want)
 	}
 }
+
+// With results on disk, Aggregate reads each planned trial's result.json (Verify's, or
+// RecordResult's for a result the workflow made) and lists a trial without one once:
+// aborted when the run was, else failed.
+func TestAggregateReadsResultsFromDisk(t *testing.T) {
+	a, env := newActivities(t)
+	yaml := exampleYAML(t, "  timeout: 60s\n", "  timeout: 60s\n")
+	s, err := spec.Parse("support-ticket.yaml", yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.NewPlan(s, []string{"clean"}, 2, 1) // two cells x two replicates
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, aborted := range []string{"", "interrupted by the user"} {
+		t.Run("aborted="+aborted, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			p0, p1 := plan.Trials[0], plan.Trials[1]
+			// Trial 0 as Verify leaves it; trial 1 as the workflow records a failure.
+			verified := run.TrialResult{ID: p0.ID, Cell: p0.Cell, Condition: p0.Condition, Rep: p0.Rep, Outcome: run.OutcomeCompleted, Verdict: "silent_wrong", WorldOK: false}
+			b, _ := json.Marshal(verified)
+			if err := writeFileAtomic(filepath.Join(out, "trials", filepath.FromSlash(p0.ID), "result.json"), b); err != nil {
+				t.Fatal(err)
+			}
+			failed := run.TrialResult{ID: p1.ID, Cell: p1.Cell, Condition: p1.Condition, Rep: p1.Rep, Outcome: run.OutcomeFailed, Reason: "trial workflow: boom"}
+			if _, err := env.ExecuteActivity(a.RecordResult, run.RecordResultInput{OutDir: out, Result: failed}); err != nil {
+				t.Fatal(err)
+			}
+
+			in := run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan, ResultsOnDisk: true, Aborted: aborted}
+			sum := must[run.Summary](t, env, a.Aggregate, in)
+			var verdicts []run.TrialResult
+			b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
+			if err != nil || json.Unmarshal(b, &verdicts) != nil {
+				t.Fatalf("verdicts.json: %v\n%s", err, b)
+			}
+			if len(verdicts) != len(plan.Trials) {
+				t.Fatalf("verdicts.json lists %d trials, want every planned one (%d)", len(verdicts), len(plan.Trials))
+			}
+			byID := map[string]run.TrialResult{}
+			for _, r := range verdicts {
+				byID[r.ID] = r
+			}
+			if r := byID[p0.ID]; r.Verdict != "silent_wrong" {
+				t.Errorf("trial %s: %+v, want Verify's result", p0.ID, r)
+			}
+			if r := byID[p1.ID]; r.Outcome != run.OutcomeFailed || r.Reason != failed.Reason || r.Dir == "" {
+				t.Errorf("trial %s: %+v, want the recorded failure with its folder", p1.ID, r)
+			}
+			wantOutcome, wantReason := run.OutcomeFailed, "left no result.json"
+			if aborted != "" {
+				wantOutcome, wantReason = run.OutcomeAborted, "not started: "+aborted
+			}
+			for _, p := range plan.Trials[2:] {
+				if r := byID[p.ID]; r.Outcome != wantOutcome || !strings.Contains(r.Reason, wantReason) {
+					t.Errorf("trial %s without a result.json: outcome %q (%s), want %s (%s)", p.ID, r.Outcome, r.Reason, wantOutcome, wantReason)
+				}
+			}
+			if sum.Trials != len(plan.Trials) || sum.Cells[p0.Cell] != (run.CellCount{Scored: 1, SilentWrong: 1}) {
+				t.Errorf("summary %+v", sum)
+			}
+		})
+	}
+}

@@ -16,6 +16,10 @@ const (
 	QueryProgress = "progress"
 )
 
+// EmbeddedTaskQueue is the task queue of a run that chaos run runs with its own embedded
+// worker: only that worker (or chaos resume RUN's) takes its trials, never another run's.
+func EmbeddedTaskQueue(runID string) string { return "chaos-run-" + runID }
+
 // ExperimentWorkflowID is the workflow id of a run.
 func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
 
@@ -46,11 +50,20 @@ type ExperimentInput struct {
 	// AgentTimeout is the spec's agent.timeout (0: the default); the workflow sizes the
 	// agent activity's timeouts from it.
 	AgentTimeout time.Duration `json:"agent_timeout,omitempty"`
+	// HeartbeatTimeout is how long a trial's worker may go unheard (its session's and its
+	// agent activity's heartbeat timeout) before the trial is run again elsewhere
+	// (0: derived from the agent's timeout, see HeartbeatTimeoutFor).
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 
 	// Next is the index in Plan.Trials of the first trial not yet started.
 	Next int `json:"next,omitempty"`
-	// Results are the results of the trials finished before a continue-as-new.
+	// Results are the results of the trials finished before a continue-as-new (runs
+	// started before results were left on disk; see Tally).
 	Results []TrialResult `json:"results,omitempty"`
+	// Tally counts the trials finished before a continue-as-new. Their results are in
+	// their trial folders (result.json), not in the workflow: a payload holding every
+	// result outgrows Temporal's 2 MB limit at about 1,900 trials.
+	Tally Tally `json:"tally,omitzero"`
 	// Aborted carries an abort across a continue-as-new.
 	Aborted string `json:"aborted,omitempty"`
 	// HistoryLimit is how many trials a single workflow run starts before it continues as
@@ -62,11 +75,32 @@ type ExperimentInput struct {
 // child trial adds about ten events.
 const DefaultHistoryLimit = 500
 
+// Tally counts finished trials, by verdict where there is one, else by outcome.
+type Tally struct {
+	Done int            `json:"done"`
+	By   map[string]int `json:"by,omitempty"`
+}
+
+// Add counts r.
+func (t *Tally) Add(r TrialResult) {
+	if t.By == nil {
+		t.By = map[string]int{}
+	}
+	key := r.Outcome
+	if r.Verdict != "" {
+		key = r.Verdict
+	}
+	t.By[key]++
+	t.Done++
+}
+
 // ExperimentResult is what a run ends with.
 type ExperimentResult struct {
-	RunID   string        `json:"run_id"`
-	OutDir  string        `json:"out_dir"`
-	Results []TrialResult `json:"results"`
+	RunID  string `json:"run_id"`
+	OutDir string `json:"out_dir"`
+	// Results are every trial's result, only in runs started before results were left on
+	// disk: read verdicts.json in OutDir instead.
+	Results []TrialResult `json:"results,omitempty"`
 	Summary Summary       `json:"summary"`
 	Aborted string        `json:"aborted,omitempty"`
 	// NeverArmed says why the run stopped early: a trial proved that its model fault can
@@ -91,6 +125,17 @@ type TrialInput struct {
 	Trial        spec.TrialPlan `json:"trial"`
 	AgentCommand string         `json:"agent_command,omitempty"`
 	AgentTimeout time.Duration  `json:"agent_timeout,omitempty"`
+	// HeartbeatTimeout: as in ExperimentInput.
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+}
+
+// HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for
+// agentTimeout, when the run sets none: a fifth of the agent's time, between one and five
+// minutes. A worker starved of CPU (load 30 on 2 cores) goes quiet for tens of seconds
+// and is not lost; a worker that really died costs at most this long before its trial is
+// run again, which is small beside the trial it retries.
+func HeartbeatTimeoutFor(agentTimeout time.Duration) time.Duration {
+	return min(max(agentTimeout/5, time.Minute), 5*time.Minute)
 }
 
 // Key identifies the trial across activities on one worker.
@@ -263,16 +308,40 @@ type Summary struct {
 	// ResultsDB says what could not be written to the results database, and why ("": all
 	// was, or none is configured).
 	ResultsDB string `json:"results_db,omitempty"`
+	// Cells counts, per cell, the scored trials and the silent wrong ones among them:
+	// the headline chaos run prints.
+	Cells map[string]CellCount `json:"cells,omitempty"`
+	// ModelTrials counts the trials that had a model proxy, ModelCalls the calls that
+	// reached one.
+	ModelTrials int `json:"model_trials,omitempty"`
+	ModelCalls  int `json:"model_calls,omitempty"`
+}
+
+// CellCount is a cell's headline: silent wrong trials over scored ones.
+type CellCount struct {
+	Scored      int `json:"scored"`
+	SilentWrong int `json:"silent_wrong"`
+}
+
+// RecordResultInput is the input of RecordResult: a result the experiment workflow made
+// itself (a trial that failed or was aborted before Verify wrote one).
+type RecordResultInput struct {
+	OutDir string      `json:"out_dir"`
+	Result TrialResult `json:"result"`
 }
 
 // AggregateInput is the input of Aggregate.
 type AggregateInput struct {
-	RunID        string        `json:"run_id"`
-	OutDir       string        `json:"out_dir"`
-	Spec         SpecRef       `json:"spec"`
-	Plan         spec.Plan     `json:"plan"`
-	Started      time.Time     `json:"started"`
-	Results      []TrialResult `json:"results"`
-	Aborted      string        `json:"aborted,omitempty"`
-	AgentCommand string        `json:"agent_command,omitempty"`
+	RunID   string        `json:"run_id"`
+	OutDir  string        `json:"out_dir"`
+	Spec    SpecRef       `json:"spec"`
+	Plan    spec.Plan     `json:"plan"`
+	Started time.Time     `json:"started"`
+	Results []TrialResult `json:"results"`
+	// ResultsOnDisk says Results is not given: every planned trial's result is read
+	// from its folder (trials/<id>/result.json); a trial without one was not started
+	// (after an abort) or left no result.
+	ResultsOnDisk bool   `json:"results_on_disk,omitempty"`
+	Aborted       string `json:"aborted,omitempty"`
+	AgentCommand  string `json:"agent_command,omitempty"`
 }

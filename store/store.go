@@ -143,7 +143,10 @@ func CreateDatabase(ctx context.Context, dbURL string) error {
 	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: created meanwhile
+		// Created meanwhile by another opener: 42P04 duplicate_database when its creation
+		// was committed first, or 23505 unique_violation on pg_database's name index when
+		// both inserted the row at once (PostgreSQL checks the name before it locks).
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P04" || pgErr.Code == "23505" && pgErr.ConstraintName == "pg_database_datname_index") {
 			return nil
 		}
 		return fmt.Errorf("create database %s on %s: %w", name, Where(dbURL), Explain(err, dbURL))

@@ -28,6 +28,42 @@ func TestStore(t *testing.T) {
 		return pg.CreateDatabase(fmt.Sprintf("store_%d", dbs))
 	}
 
+	// Several workers that start at once on a results database that does not exist yet
+	// all create it: whoever loses the race must take the database the winner made
+	// (42P04, or 23505 on pg_database_datname_index when both inserted it at once).
+	t.Run("concurrent openers create the database once", func(t *testing.T) {
+		const rounds, openers = 10, 8
+		for round := range rounds {
+			url := pg.URL(fmt.Sprintf("racing_%d", round))
+			start := make(chan struct{})
+			errs := make(chan error, openers)
+			var wg sync.WaitGroup
+			for range openers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					s, err := store.Open(context.Background(), url)
+					if err == nil {
+						s.Close()
+					}
+					errs <- err
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatalf("round %d: an opener failed: %v", round+1, err)
+				}
+			}
+			if v := version(t, open(t, url)); v != store.Latest() {
+				t.Errorf("round %d: schema version %d, want %d", round+1, v, store.Latest())
+			}
+		}
+	})
+
 	t.Run("migrations from empty", func(t *testing.T) {
 		url := fresh(t)
 		s := open(t, url)

@@ -28,21 +28,32 @@ type WorkerOptions struct {
 	// copies every recorded call too.
 	Results    *store.Store
 	StoreCalls bool
+	// TaskQueue is the queue the worker takes runs from (default run.TaskQueue); an
+	// embedded chaos run has one of its own (run.EmbeddedTaskQueue).
+	TaskQueue string
 }
 
 // NewWorker builds a worker on the chaos task queue with every workflow and activity
-// registered and worker sessions enabled, so a trial's activities stay on this host.
+// registered and worker sessions enabled, so a trial's activities stay on this host. Make
+// c with ClientOptions.
 func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
 	}
-	w := sdkworker.New(c, run.TaskQueue, sdkworker.Options{
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = run.TaskQueue
+	}
+	w := sdkworker.New(c, queue, sdkworker.Options{
 		EnableSessionWorker:               true,
 		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
 		// An activity learns it was cancelled only from the answer to a heartbeat it sends,
 		// and the SDK holds heartbeats back for 80% of the heartbeat timeout (16s of the
 		// trial's 20s) by default: an abort would reach a running agent, and the end of the
 		// agent its watcher, only that late. The activities heartbeat every 2s; send each.
+		// The SDK gives each heartbeat RPC only this long and cancels the activity when it
+		// runs out: the client must be made with ClientOptions, which keeps a late answer
+		// from cancelling anything.
 		MaxHeartbeatThrottleInterval: time.Second,
 	})
 	w.RegisterWorkflow(workflows.ExperimentWorkflow)

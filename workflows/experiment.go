@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -10,10 +11,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// resultsOnDisk is the workflow.GetVersion change id of leaving trial results in their
+// folders (Aggregate reads them there) instead of carrying them in the workflow.
+const resultsOnDisk = "results-on-disk"
+
 // ExperimentWorkflow runs a planned experiment: TrialWorkflow children, at most
 // Plan.Concurrency at a time, then the Aggregate activity. It answers the "progress"
 // query and takes an "abort" signal (no new trials; running ones are cancelled and torn
-// down). After HistoryLimit trials it continues as new, carrying the results so far.
+// down). After HistoryLimit trials it continues as new, carrying the counts so far; the
+// results themselves are in the trial folders.
 func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentResult, error) {
 	logger := workflow.GetLogger(ctx)
 	total := len(in.Plan.Trials)
@@ -23,20 +29,24 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	}
 	concurrency := max(in.Plan.Concurrency, 1)
 
+	// Runs started before this change carry every result in the workflow (and hit
+	// Temporal's payload limit at about 1,900 trials); since, results stay in the trial
+	// folders and the workflow keeps only counts.
+	onDisk := workflow.GetVersion(ctx, resultsOnDisk, workflow.DefaultVersion, 1) == 1
 	results := append([]TrialResult(nil), in.Results...)
+	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
+	for _, r := range in.Results {
+		tally.Add(r)
+	}
 	next := in.Next
 	aborted := in.Aborted
 	neverArmed := ""
 	running := 0
 
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) {
-		p := Progress{Total: total, Done: len(results), Running: running, ByOutcome: map[string]int{}, Aborted: aborted}
-		for _, r := range results {
-			key := r.Outcome
-			if r.Verdict != "" {
-				key = r.Verdict
-			}
-			p.ByOutcome[key]++
+		p := Progress{Total: total, Done: tally.Done, Running: running, ByOutcome: maps.Clone(tally.By), Aborted: aborted}
+		if p.ByOutcome == nil {
+			p.ByOutcome = map[string]int{}
 		}
 		return p, nil
 	}); err != nil {
@@ -59,6 +69,22 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		}
 	})
 
+	// Results are written in a context an abort does not cancel.
+	wctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	var writes []workflow.Future
+	if onDisk {
+		// Results carried over from a run of the workflow before this change.
+		for _, r := range results {
+			if r.Dir == "" {
+				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
+			}
+		}
+		results = nil
+	}
+
 	startedHere := 0
 	start := func(i int) {
 		t := in.Plan.Trials[i]
@@ -71,7 +97,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
-			AgentTimeout: in.AgentTimeout,
+			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout,
 		})
 		running++
 		startedHere++
@@ -84,7 +110,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 					r.Outcome, r.Reason = OutcomeAborted, aborted
 				}
 			}
-			results = append(results, r)
+			tally.Add(r)
 			if r.Model != nil && r.Model.NeverCalled && aborted == "" &&
 				workflow.GetVersion(ctx, versionStopNeverArmed, workflow.DefaultVersion, 1) == 1 {
 				// The agent ran to its end without calling {llm_url}: the model fault can
@@ -94,7 +120,25 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 				logger.Error("run stopped: model fault never armed", "trial", r.ID, "fault", r.Model.Fault, "proxy", r.Model.Proxy)
 				cancelChildren()
 			}
+			switch {
+			case !onDisk:
+				results = append(results, r)
+			case r.Dir == "":
+				// Made here or by the trial's workflow, not written by its Verify: write
+				// it where Aggregate reads results from.
+				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
+			}
 		})
+	}
+	// waitWrites waits for the results being written; one that cannot be written is
+	// read by Aggregate as a trial that left no result, and logged.
+	waitWrites := func() {
+		for _, f := range writes {
+			if err := f.Get(wctx, nil); err != nil {
+				logger.Warn("a trial's result could not be written to its folder", "error", err)
+			}
+		}
+		writes = nil
 	}
 
 	for {
@@ -108,15 +152,19 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		sel.Select(ctx)
 	}
 
+	waitWrites()
 	if aborted == "" && next < total {
 		// The history is getting long: carry on in a fresh run of this workflow.
 		in.Next, in.Results, in.Aborted = next, results, aborted
+		if onDisk {
+			in.Results, in.Tally = nil, tally
+		}
 		return ExperimentResult{}, workflow.NewContinueAsNewError(ctx, ExperimentWorkflow, in)
 	}
 
 	// Trials never started after an abort are recorded as aborted, so every planned trial
-	// appears once in the results.
-	for ; next < total && aborted != ""; next++ {
+	// appears once in the results (with results on disk, Aggregate does this).
+	for ; !onDisk && next < total && aborted != ""; next++ {
 		t := in.Plan.Trials[next]
 		results = append(results, TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeAborted, Reason: "not started: " + aborted})
 	}
@@ -132,7 +180,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	var summary Summary
 	err := workflow.ExecuteActivity(actx, a.Aggregate, AggregateInput{
 		RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, Started: in.Started,
-		Results: results, Aborted: aborted, AgentCommand: in.AgentCommand,
+		Results: results, ResultsOnDisk: onDisk, Aborted: aborted, AgentCommand: in.AgentCommand,
 	}).Get(actx, &summary)
 	if err != nil {
 		return ExperimentResult{}, err

@@ -36,25 +36,41 @@ func (f *fakeTrials) child(ctx workflow.Context, in TrialInput) (TrialResult, er
 	f.ids[in.Trial.ID]++
 	f.maxRunning = max(f.maxRunning, f.running)
 	defer func() { f.running-- }()
+	// Dir is set as Verify sets it: the result is in the trial's folder.
 	if err := workflow.Sleep(ctx, time.Minute); err != nil {
-		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeAborted}, nil
+		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeAborted, Dir: "trials/" + in.Trial.ID}, nil
 	}
-	return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}, nil
+	return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}, nil
 }
 
 func newExperimentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeTrials, *AggregateInput) {
+	env, f, agg, _ := newExperimentEnvWrites(t, nil)
+	return env, f, agg
+}
+
+// newExperimentEnvWrites is newExperimentEnv with child as the trials (nil: the fake's),
+// which also collects the results the workflow writes with RecordResult.
+func newExperimentEnvWrites(t *testing.T, child func(workflow.Context, TrialInput) (TrialResult, error)) (*testsuite.TestWorkflowEnvironment, *fakeTrials, *AggregateInput, *[]TrialResult) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(TrialWorkflow)
 	env.RegisterActivity(a)
 	f := &fakeTrials{ids: map[string]int{}}
-	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(f.child)
+	if child == nil {
+		child = f.child
+	}
+	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(child)
 	agg := &AggregateInput{}
 	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(func(_ context.Context, in AggregateInput) (Summary, error) {
 		*agg = in
 		return Summary{Trials: len(in.Results)}, nil
 	}).Maybe()
-	return env, f, agg
+	var written []TrialResult
+	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
+		written = append(written, in.Result)
+		return nil
+	}).Maybe()
+	return env, f, agg, &written
 }
 
 func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
@@ -69,8 +85,9 @@ func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var res ExperimentResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Len(t, res.Results, 7)
+	require.Empty(t, res.Results, "results stay in the trial folders")
 	require.Equal(t, 3, f.maxRunning, "concurrency limit")
+	require.Equal(t, 7, f.started)
 	for id, n := range f.ids {
 		require.Equal(t, 1, n, "trial %s started %d times", id, n)
 	}
@@ -87,19 +104,37 @@ func TestExperimentAbortStopsNewTrials(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, "enough", res.Aborted)
 	require.Equal(t, 2, f.started, "no trial starts after the abort")
-	require.Len(t, res.Results, 6, "every planned trial appears once")
 	// The two running trials finish (the test environment's mocked children do not see
-	// the cancel); the four never started are recorded as aborted, once each.
-	notStarted := 0
-	for _, r := range res.Results {
-		if r.Outcome == OutcomeAborted {
-			require.Equal(t, "not started: enough", r.Reason)
-			notStarted++
-		}
-	}
-	require.Equal(t, 4, notStarted)
+	// the cancel); the four never started are Aggregate's to list, from the plan, as
+	// aborted ("not started": activities' TestAggregateReadsResultsFromDisk).
 	require.Equal(t, "enough", agg.Aborted)
-	require.Len(t, agg.Results, 6)
+	require.True(t, agg.ResultsOnDisk, "Aggregate reads the results from the trial folders")
+	require.Empty(t, agg.Results, "no result travels in Aggregate's input")
+	require.Len(t, agg.Plan.Trials, 6, "Aggregate gets the whole plan")
+}
+
+// A trial whose workflow fails (its retries spent) has no result.json from Verify: the
+// experiment writes the failed result there, once, and counts it.
+func TestExperimentWritesResultsItMade(t *testing.T) {
+	env, _, agg, written := newExperimentEnvWrites(t, func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+		if in.Trial.Rep == 2 {
+			return TrialResult{}, errors.New("boom")
+		}
+		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}, nil
+	})
+	var end Progress
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 3)})
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(QueryProgress)
+	require.NoError(t, err)
+	require.NoError(t, v.Get(&end))
+	require.Equal(t, Progress{Total: 3, Done: 3, ByOutcome: map[string]int{"correct": 2, OutcomeFailed: 1}}, end)
+	require.Len(t, *written, 1)
+	w := (*written)[0]
+	require.Equal(t, "main/clean/2", w.ID)
+	require.Equal(t, OutcomeFailed, w.Outcome)
+	require.Contains(t, w.Reason, "boom")
+	require.True(t, agg.ResultsOnDisk)
 }
 
 func TestExperimentContinuesAsNew(t *testing.T) {
@@ -109,11 +144,12 @@ func TestExperimentContinuesAsNew(t *testing.T) {
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
 	require.Equal(t, 2, f.started)
-	// The new run carries the next index and the results so far.
+	// The new run carries the next index and the counts so far, not the results.
 	var next ExperimentInput
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.Equal(t, 2, next.Next)
-	require.Len(t, next.Results, 2)
+	require.Empty(t, next.Results)
+	require.Equal(t, Tally{Done: 2, By: map[string]int{"correct": 2}}, next.Tally)
 }
 
 // TestExperimentStopsWhenModelFaultNeverArmed: the first trial that ran to its end with no
@@ -131,7 +167,16 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeFailed, Verdict: "no_verdict",
 			Model: &run.ModelResult{Fault: "llm_error_single", NeverCalled: in.Trial.Rep == 2}}, nil
 	})
-	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(Summary{}, nil)
+	recorded := 0
+	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
+		recorded++
+		return nil
+	})
+	var agg AggregateInput
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(func(_ context.Context, in AggregateInput) (Summary, error) {
+		agg = in
+		return Summary{}, nil
+	})
 	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(6, 1)})
 	require.NoError(t, env.GetWorkflowError())
 	var res ExperimentResult
@@ -139,5 +184,9 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 	require.Equal(t, 2, started, "no trial starts after the one that proved it")
 	require.Equal(t, "trial main/clean/2 ran to its end with no model call at the model proxy, so model fault llm_error_single can never be armed in this run", res.NeverArmed)
 	require.Equal(t, res.NeverArmed, res.Aborted)
-	require.Len(t, res.Results, 6, "every planned trial appears once")
+	// The two trials that ran are written to their folders; Aggregate records the four
+	// never started as aborted, with the run's reason.
+	require.Equal(t, 2, recorded)
+	require.True(t, agg.ResultsOnDisk)
+	require.Equal(t, res.NeverArmed, agg.Aborted)
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/run"
 )
 
 // The trial's activities, through a nil pointer: only their names and types are used.
@@ -20,7 +21,6 @@ var a *activities.Activities
 // Timeouts of a trial's activities (the agent's own timeout is in the spec).
 const (
 	setupTimeout     = 2 * time.Minute
-	heartbeatTimeout = 20 * time.Second
 	defaultAgentTime = 5 * time.Minute
 )
 
@@ -35,6 +35,15 @@ const watcherNotAwaited = "watcher-not-awaited"
 // retryOnLostWorker is the workflow.GetVersion change id of ending an attempt whose worker
 // was lost with ErrWorkerLost (before: the trial was recorded as failed).
 const retryOnLostWorker = "retry-trial-on-lost-worker"
+
+// cancelledIsAborted is the workflow.GetVersion change id of recording a trial whose run
+// was cancelled as aborted even when its agent ended first.
+const cancelledIsAborted = "cancelled-is-aborted"
+
+// retryOnNoSession is the workflow.GetVersion change id of ending an attempt that got no
+// worker session with ErrWorkerLost, or as aborted when the run was cancelled meanwhile
+// (before: the trial was recorded as failed).
+const retryOnNoSession = "retry-trial-on-no-session"
 
 // TrialWorkflow runs one trial:
 //
@@ -52,12 +61,26 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	if in.AgentTimeout > 0 {
 		agentTimeout = in.AgentTimeout
 	}
+	// A worker starved of CPU answers late; only one silent for this long is lost.
+	heartbeatTimeout := in.HeartbeatTimeout
+	if heartbeatTimeout <= 0 {
+		heartbeatTimeout = run.HeartbeatTimeoutFor(agentTimeout)
+	}
 	sess, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
 		CreationTimeout:  time.Minute,
 		ExecutionTimeout: 2*agentTimeout + 2*setupTimeout,
 		HeartbeatTimeout: heartbeatTimeout,
 	})
 	if err != nil {
+		if workflow.GetVersion(ctx, retryOnNoSession, workflow.DefaultVersion, 1) == 1 {
+			if ctx.Err() != nil {
+				result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled before the trial started"
+				return result, nil
+			}
+			// No worker took the session in time (all busy, or starved): not the trial's
+			// fault; the experiment's retry runs it again.
+			return TrialResult{}, temporal.NewApplicationError("no worker session: "+err.Error(), ErrWorkerLost)
+		}
 		result.Outcome, result.Reason = OutcomeFailed, "no worker session: "+err.Error()
 		return result, nil
 	}
@@ -78,7 +101,9 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	workerLost := false
 	lost := func(err error) bool {
 		var timeout *temporal.TimeoutError
+		var app *temporal.ApplicationError
 		gone := workflow.GetSessionInfo(sess).SessionState == workflow.SessionStateFailed ||
+			(errors.As(err, &app) && app.Type() == activities.ErrHeartbeatLost) ||
 			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
 				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
 		if gone && workflow.GetVersion(ctx, retryOnLostWorker, workflow.DefaultVersion, 1) == 1 {
@@ -112,6 +137,14 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	}()
 
 	fail := func(stage string, err error) (TrialResult, error) {
+		// Cancelled with its run before its agent started: aborted, not failed (and its
+		// Verify could not run in the cancelled context anyway). The experiment writes
+		// the result into the trial folder.
+		if ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+			teardownReason = "aborted: the run was cancelled"
+			result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled during "+stage
+			return result, nil
+		}
 		teardownReason = stage + " failed"
 		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason}
 		return verifyTrial(setupCtx, verify, result)
@@ -172,6 +205,11 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	})
 	for !agentDone && abortReason == "" {
 		sel.Select(ctx)
+	}
+	// The agent may end (cancelled with the run, or failed) in the same moment the run is
+	// cancelled: the trial was still aborted, never failed.
+	if abortReason == "" && ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+		abortReason = "the run was cancelled"
 	}
 	if !agentDone {
 		cancelAgent()

@@ -200,17 +200,20 @@ func noModelCalls(s *spec.Spec, results []run.TrialResult) error {
 	if !s.Model.Armed() {
 		return nil
 	}
-	ran := 0
+	ran, calls := 0, 0
 	for _, r := range results {
-		if r.Model == nil {
-			continue
-		}
-		ran++
-		if r.Model.Calls > 0 {
-			return nil
+		if r.Model != nil {
+			ran++
+			calls += r.Model.Calls
 		}
 	}
-	if ran == 0 {
+	return noModelCallsIn(s, ran, calls)
+}
+
+// noModelCallsIn is noModelCalls from the counts of trials with a model proxy and of the
+// calls that reached one (run.Summary's ModelTrials and ModelCalls).
+func noModelCallsIn(s *spec.Spec, ran, calls int) error {
+	if !s.Model.Armed() || ran == 0 || calls > 0 {
 		return nil
 	}
 	return &ExitError{Code: ExitUnexpected, Err: fmt.Errorf("no model call reached the model proxy in any of the %d trials, so model fault %s was never tested: "+

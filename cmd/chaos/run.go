@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"golang.org/x/term"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/report"
@@ -39,6 +42,8 @@ type RunOptions struct {
 	Temporal     TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
 	HistoryLimit int
+	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
+	HeartbeatTimeout time.Duration
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
@@ -83,6 +88,10 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0, "how long a trial's worker may go unheard before the trial runs again (default: a fifth of agent.timeout, 1m to 5m)")
+	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
+	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
+	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -224,11 +233,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// the run tears its trials down and writes its folder.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	c, err := connect(cctx, opts.Temporal, true, "run-"+runID)
+	flags := opts.Temporal
+	flags.TaskQueue, flags.NewRun = run.EmbeddedTaskQueue(runID), true
+	c, err := connect(cctx, flags, true, "run-"+runID)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if c.Note != "" {
+		fmt.Fprintln(opts.IO.ErrOut, c.Note)
+	}
 	if c.UI != "" {
 		fmt.Fprintf(opts.IO.Out, "Temporal web UI: %s/namespaces/%s/workflows/%s\n", c.UI, namespace(opts.Temporal), run.ExperimentWorkflowID(runID))
 	}
@@ -237,40 +251,94 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
-		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout),
+		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
-	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: run.TaskQueue}, workflows.ExperimentWorkflow, in)
+	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {
 		return unexpected(c, fmt.Errorf("start the run: %w", err))
 	}
 
+	res, err := followRun(ctx, cctx, opts.IO, c, wf.GetID(), len(plan.Trials))
+	if err != nil {
+		return err
+	}
+	printSummary(opts.IO, res)
+	if res.NeverArmed != "" {
+		return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
+	}
+	if res.Results != nil { // a run started before results stayed on disk
+		return noModelCalls(s, res.Results)
+	}
+	return noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls)
+}
+
+// followRun shows the run's progress until it ends and returns its result. The first
+// Ctrl-C (ctx done) asks the run to abort; cctx is what the client calls with, which
+// outlives ctx so that the aborted run can still be followed to its folder.
+func followRun(ctx, cctx context.Context, ios *IOStreams, c *conn, workflowID string, total int) (run.ExperimentResult, error) {
 	done := make(chan error, 1)
+	lost := make(chan error, 1)
 	var res run.ExperimentResult
-	go func() { done <- wf.Get(cctx, &res) }()
-	prog := newProgressPrinter(opts.IO, len(plan.Trials))
+	go func() {
+		// The run lives in the server, not in this process: while the server is away
+		// (killed, restarting) the run is not over, and its result comes when it is back.
+		for {
+			err := c.Client.GetWorkflow(cctx, workflowID, "").Get(cctx, &res)
+			if err == nil || !serverAway(err) || cctx.Err() != nil {
+				done <- err
+				return
+			}
+			select {
+			case lost <- err:
+			default:
+			}
+			select {
+			case <-cctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	prog := newProgressPrinter(ios, total)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	interrupted := false
+	interrupted, waiting := false, false
+	sayWaiting := func(err error) {
+		if !waiting {
+			waiting = true
+			prog.finish()
+			fmt.Fprintf(ios.ErrOut, "waiting for the Temporal server to come back (%s); the run goes on there, and this follows it when it does\n", oneLine(err))
+		}
+	}
 	for {
 		select {
 		case err := <-done:
 			prog.finish()
 			if err != nil {
-				return unexpected(c, fmt.Errorf("the run failed: %w", err))
+				return res, unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
-			printSummary(opts.IO, res)
-			if res.NeverArmed != "" {
-				return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
-			}
-			return noModelCalls(s, res.Results)
+			return res, nil
+		case err := <-lost:
+			sayWaiting(err)
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
-				fmt.Fprintln(opts.IO.ErrOut, "\ninterrupted: aborting the run (stopping and tearing down running trials)...")
-				_ = c.Client.SignalWorkflow(cctx, wf.GetID(), "", run.SignalAbort, "interrupted by the user")
+				fmt.Fprintln(ios.ErrOut, "\ninterrupted: aborting the run (stopping and tearing down running trials)...")
+				_ = c.Client.SignalWorkflow(cctx, workflowID, "", run.SignalAbort, "interrupted by the user")
 			}
 		case <-tick.C:
-			if v, err := c.Client.QueryWorkflow(cctx, wf.GetID(), "", run.QueryProgress); err == nil {
+			// A query to a server that is gone would wait for it for ever: each has its
+			// own deadline, and a server away is said once.
+			qctx, cancel := context.WithTimeout(cctx, 10*time.Second)
+			v, err := c.Client.QueryWorkflow(qctx, workflowID, "", run.QueryProgress)
+			cancel()
+			if err != nil && serverAway(err) {
+				sayWaiting(err)
+			}
+			if err == nil {
+				if waiting {
+					waiting = false
+					fmt.Fprintln(ios.ErrOut, "the Temporal server is back; following the run")
+				}
 				var p run.Progress
 				if v.Get(&p) == nil {
 					prog.update(p)
@@ -278,6 +346,27 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 	}
+}
+
+// serverAway says err is the server not answering (down, restarting, or too slow), not
+// the run's own failure.
+func serverAway(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// oneLine is err's message on one line, shortened.
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
 }
 
 // unexpected marks an error as an unexpected failure (exit 3), with the log's path.
@@ -298,7 +387,11 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
-	printHeadline(ios, res.Results)
+	cells := res.Summary.Cells
+	if res.Results != nil {
+		cells = headline(res.Results)
+	}
+	printHeadline(ios, cells)
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
@@ -309,30 +402,34 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 
 // printHeadline prints the number the run exists for, per cell: how often the agent said
 // "done" when the world was wrong, over the scored trials, with its 80% interval.
-func printHeadline(ios *IOStreams, results []run.TrialResult) {
-	type count struct{ k, n int }
-	byCell := map[string]*count{}
-	var cells []string
-	for _, r := range results {
-		c := byCell[r.Cell]
-		if c == nil {
-			c = &count{}
-			byCell[r.Cell] = c
-			cells = append(cells, r.Cell)
-		}
-		if report.Scored(r.Verdict) {
-			c.n++
-			if r.Verdict == report.SilentWrong {
-				c.k++
-			}
-		}
+func printHeadline(ios *IOStreams, byCell map[string]run.CellCount) {
+	cells := make([]string, 0, len(byCell))
+	for cell := range byCell {
+		cells = append(cells, cell)
 	}
 	sort.Strings(cells)
 	fmt.Fprintln(ios.Out, "\nsilent wrong (said done, world wrong), over scored trials, 80% interval:")
 	for _, cell := range cells {
 		c := byCell[cell]
-		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.k, c.n))
+		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.SilentWrong, c.Scored))
 	}
+}
+
+// headline counts, per cell, the scored trials and the silent wrong ones, as Aggregate
+// does into run.Summary.Cells.
+func headline(results []run.TrialResult) map[string]run.CellCount {
+	byCell := map[string]run.CellCount{}
+	for _, r := range results {
+		c := byCell[r.Cell]
+		if report.Scored(r.Verdict) {
+			c.Scored++
+			if r.Verdict == report.SilentWrong {
+				c.SilentWrong++
+			}
+		}
+		byCell[r.Cell] = c
+	}
+	return byCell
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/worker"
 )
 
 // RunsOptions are the inputs of `chaos runs`.
@@ -57,6 +59,7 @@ func runsRun(ctx context.Context, opts *RunsOptions) error {
 	if err != nil {
 		return unexpected(c, fmt.Errorf("list runs: %w", err))
 	}
+	live := liveEmbeddedQueue(c, opts.Temporal)
 	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION")
 	seen := map[string]bool{}
@@ -72,6 +75,9 @@ func runsRun(ctx context.Context, opts *RunsOptions) error {
 			dur = ct.AsTime().Sub(start).Round(time.Second).String()
 		}
 		status := strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+		if orphaned(e.GetStatus(), e.GetTaskQueue(), live) {
+			status = "stopped (its chaos run died): chaos resume " + id
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, status, start.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	return tw.Flush()
@@ -113,5 +119,103 @@ func abortRun(ctx context.Context, opts *AbortOptions) error {
 		return badInput(fmt.Errorf("abort %s: %w (see chaos runs for the run ids)", opts.RunID, err))
 	}
 	fmt.Fprintf(opts.IO.Out, "asked run %s to abort; it stops its trials and writes its folder\n", opts.RunID)
+	if d, err := c.Client.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+		info := d.GetWorkflowExecutionInfo()
+		if orphaned(info.GetStatus(), info.GetTaskQueue(), liveEmbeddedQueue(c, opts.Temporal)) {
+			fmt.Fprintf(opts.IO.Out, "no worker runs it (its chaos run died): the abort is kept, and happens when chaos resume %s starts one\n", opts.RunID)
+		}
+	}
+	return nil
+}
+
+// liveEmbeddedQueue is the task queue of the chaos run whose embedded server c is
+// connected to, "" when c is not such a server.
+func liveEmbeddedQueue(c *conn, flags TemporalFlags) string {
+	if c.Embedded || flags.Address != "" {
+		return ""
+	}
+	if a, ok := runningServer(c.DataDir); ok {
+		return a.Run
+	}
+	return ""
+}
+
+// orphaned says a run is running on a chaos run's own task queue (run.EmbeddedTaskQueue)
+// while no chaos run with that queue is alive on this data directory: its process died,
+// and nothing will run its trials until chaos resume does.
+func orphaned(status enumspb.WorkflowExecutionStatus, queue, live string) bool {
+	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && strings.HasPrefix(queue, run.EmbeddedTaskQueue("")) && queue != live
+}
+
+// ResumeOptions are the inputs of `chaos resume`.
+type ResumeOptions struct {
+	IO       *IOStreams
+	Temporal TemporalFlags
+	RunID    string
+}
+
+// NewCmdResume builds `chaos resume RUN`.
+func NewCmdResume(ios *IOStreams) *cobra.Command {
+	opts := &ResumeOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Carry on a run whose chaos run died: a worker for its trials, and its progress to its end",
+		Long: `chaos resume picks up a run that chaos run started with its embedded server and worker
+and that died (killed, or the machine restarted): it starts the server on the data directory
+(or uses the chaos server running there), runs a worker for that run's trials only, and
+follows the run to its end as chaos run does. Trials that were running when it died are run
+again from a fresh folder; finished ones are kept. chaos runs lists such runs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunID = strings.TrimPrefix(args[0], run.ExperimentWorkflowID(""))
+			return resumeRun(cmd.Context(), opts)
+		},
+	}
+	addTemporalFlags(cmd, &opts.Temporal)
+	return cmd
+}
+
+func resumeRun(ctx context.Context, opts *ResumeOptions) error {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	flags := opts.Temporal
+	flags.TaskQueue = run.EmbeddedTaskQueue(opts.RunID)
+	c, err := connect(cctx, flags, true, "resume-"+opts.RunID)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id := run.ExperimentWorkflowID(opts.RunID)
+	d, err := c.Client.DescribeWorkflowExecution(cctx, id, "")
+	if err != nil {
+		return badInput(fmt.Errorf("resume %s: %w (see chaos runs for the run ids on this data directory)", opts.RunID, err))
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return badInput(fmt.Errorf("run %s is not running (%s): nothing to resume", opts.RunID, strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))))
+	}
+	if queue := info.GetTaskQueue(); c.Worker == nil || queue != c.TaskQueue {
+		// Attached to a chaos server, or a run of another queue: a worker for this run here.
+		if c.Worker != nil {
+			c.Worker.Stop()
+		}
+		c.Worker = worker.NewWorker(c.Client, worker.WorkerOptions{ChaosBin: flags.ChaosBin, TaskQueue: queue})
+		if err := c.Worker.Start(); err != nil {
+			return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
+		}
+	}
+	total := 0
+	if v, err := c.Client.QueryWorkflow(cctx, id, "", run.QueryProgress); err == nil {
+		var p run.Progress
+		if v.Get(&p) == nil {
+			total = p.Total
+		}
+	}
+	fmt.Fprintf(opts.IO.Out, "resuming run %s\n", opts.RunID)
+	res, err := followRun(ctx, cctx, opts.IO, c, id, total)
+	if err != nil {
+		return err
+	}
+	printSummary(opts.IO, res)
 	return nil
 }

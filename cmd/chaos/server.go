@@ -97,7 +97,7 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 	}
 	if !opts.NoWorker {
 		logger := slog.New(slog.NewTextHandler(mustAppend(filepath.Join(dir, "logs", "worker.log")), nil))
-		c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendAddr(), Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
+		c, err := client.DialContext(ctx, worker.ClientOptions(client.Options{HostPort: srv.FrontendAddr(), Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)}))
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
 	defer results.Close()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: opts.Temporal.Address, Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)})
+	c, err := client.DialContext(dctx, worker.ClientOptions(client.Options{HostPort: opts.Temporal.Address, Namespace: namespace(opts.Temporal), Logger: sdklog.NewStructuredLogger(logger)}))
 	if err != nil {
 		return badInput(fmt.Errorf("cannot reach Temporal at %s: %w", opts.Temporal.Address, err))
 	}

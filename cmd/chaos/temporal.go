@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
 )
@@ -25,6 +27,13 @@ type TemporalFlags struct {
 	ChaosBin string
 	// Results is the results database an embedded worker copies runs into.
 	Results ResultsFlags
+	// TaskQueue is the task queue of an embedded worker (not a flag: chaos run gives each
+	// run its own, so that its worker never takes another run's trials; "": run.TaskQueue).
+	TaskQueue string
+	// NewRun says a new run is connecting: where another chaos run's embedded server has
+	// the data directory, it starts its own beside it instead of attaching to one that
+	// ends with the other run.
+	NewRun bool
 }
 
 // serverFile is where a running `chaos server` leaves its addresses, so that commands
@@ -35,6 +44,9 @@ type serverAddrs struct {
 	Frontend string `json:"frontend"`
 	UI       string `json:"ui"`
 	PID      int    `json:"pid"`
+	// Run is set when the server is a chaos run's embedded one, which ends with that run:
+	// other commands may use it, another run does not (it starts its own elsewhere).
+	Run string `json:"run,omitempty"`
 }
 
 // conn is a Temporal client and, for the embedded default, the server and worker this
@@ -49,6 +61,11 @@ type conn struct {
 	UI      string
 	LogPath string
 	logFile *os.File
+	// TaskQueue is where runs go to be run: the embedded worker's, else run.TaskQueue.
+	TaskQueue string
+	// DataDir is the data directory in use, and Note says why it is not the one asked for.
+	DataDir, Note  string
+	ownsServerFile bool
 }
 
 func (c *conn) Close() {
@@ -57,6 +74,9 @@ func (c *conn) Close() {
 	}
 	if c.Client != nil {
 		c.Client.Close()
+	}
+	if c.ownsServerFile {
+		_ = os.Remove(filepath.Join(c.DataDir, serverFile))
 	}
 	if c.Server != nil {
 		_ = c.Server.Stop()
@@ -81,7 +101,15 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{}
+	c := &conn{TaskQueue: run.TaskQueue, DataDir: dir}
+	var other serverAddrs
+	if flags.Address == "" && flags.NewRun {
+		// Another chaos run's embedded server ends with that run: this run keeps its
+		// history in a data directory of its own beside it.
+		if a, ok := runningServer(dir); ok && a.Run != "" {
+			other, dir = a, filepath.Join(dir, logName)
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
 		return nil, fmt.Errorf("create the log folder: %w", err)
 	}
@@ -107,16 +135,34 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	}
 	if addr == "" {
 		srv, err := worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: flags.Namespace, Logger: logger})
+		if errors.Is(err, worker.ErrDataDirInUse) && flags.NewRun && other.PID == 0 {
+			// Two runs started at once: the other took the directory before it said so.
+			other, dir = serverAddrs{Run: "?"}, filepath.Join(dir, logName)
+			if err = os.MkdirAll(dir, 0o700); err == nil {
+				srv, err = worker.StartServer(ctx, worker.ServerConfig{DataDir: dir, Namespace: flags.Namespace, Logger: logger})
+			}
+		}
 		if err != nil {
 			c.Close()
 			// As chaos server says it (exit 1): a data directory another chaos holds, a
 			// port in use, a database that refuses.
 			return nil, badInput(fmt.Errorf("start the embedded Temporal server: %w", err))
 		}
-		c.Server, c.Embedded, c.UI = srv, true, srv.UIAddr()
+		c.Server, c.Embedded, c.UI, c.DataDir = srv, true, srv.UIAddr(), dir
 		addr = srv.FrontendAddr()
+		if other.Run != "" {
+			c.Note = fmt.Sprintf("the data directory is in use by another chaos run; this run keeps its history in %s (give it as --data-dir to chaos runs, abort or resume)", dir)
+		}
+		if withWorker && flags.TaskQueue != "" {
+			c.TaskQueue = flags.TaskQueue
+			// Other commands on this data directory (runs, abort, another run) find
+			// this server while the run lasts.
+			if err := writeServerFile(dir, serverAddrs{Frontend: addr, UI: c.UI, PID: os.Getpid(), Run: flags.TaskQueue}); err == nil {
+				c.ownsServerFile = true
+			}
+		}
 	}
-	cl, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: namespace(flags), Logger: sdklog.NewStructuredLogger(logger)})
+	cl, err := client.DialContext(ctx, worker.ClientOptions(client.Options{HostPort: addr, Namespace: namespace(flags), Logger: sdklog.NewStructuredLogger(logger)}))
 	if err != nil {
 		c.Close()
 		return nil, badInput(fmt.Errorf("cannot reach Temporal at %s: %w (is the server running? start one with chaos server, or leave out --temporal to use the embedded one)", addr, err))
@@ -124,7 +170,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	c.Client = cl
 	if withWorker && c.Embedded {
 		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin, JudgeRegistry: filepath.Join(dir, "judges.json"),
-			Results: c.Results, StoreCalls: flags.Results.Calls})
+			Results: c.Results, StoreCalls: flags.Results.Calls, TaskQueue: c.TaskQueue})
 		if err := c.Worker.Start(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start the worker: %w", err)

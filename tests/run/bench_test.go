@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,4 +83,143 @@ func BenchmarkTrialOverhead(b *testing.B) {
 			b.ReportMetric(perTrial/baseline, "x-baseline")
 		})
 	}
+}
+
+// BenchmarkTrialsPerSecond is trials per second of a no-op agent (`true`) at concurrency
+// 1, 4, 16 and 64, against a plain loop that starts `sh -c true` as many times with as
+// many at once, in the same run: one `chaos run --temporal ADDR` of b.N trials on one
+// `chaos server --no-worker` and a `chaos worker --max-trials 64`. Run it with a fixed
+// count (-benchtime 64x): b.N is the trials of each run.
+//
+//	make bench  (go test ./tests/run -run '^$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x)
+func BenchmarkTrialsPerSecond(b *testing.B) {
+	env := testkit.Env(b)
+	data := b.TempDir()
+	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
+	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv := startServer(b, env, data, -1, "--no-worker")
+	w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", "64")
+	w.WaitStdout(b, workerLine, testkit.StartTimeout)
+	for _, concurrency := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
+			out := filepath.Join(b.TempDir(), "out")
+			b.ResetTimer()
+			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
+				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
+			b.StopTimer()
+			r.MustSucceed(b, "chaos run")
+			perSec := float64(b.N) / b.Elapsed().Seconds()
+			base := float64(b.N) / plainLoop(b, b.N, concurrency, "true").Seconds()
+			b.ReportMetric(perSec, "trials/s")
+			b.ReportMetric(base, "baseline-trials/s")
+			b.ReportMetric(base/perSec, "x-slower-than-baseline")
+		})
+	}
+}
+
+// plainLoop starts `sh -c agent` n times, concurrency at once, and returns how long it
+// took.
+func plainLoop(b *testing.B, n, concurrency int, agent string) time.Duration {
+	start := time.Now()
+	sem := make(chan struct{}, concurrency)
+	errs := make(chan error, n)
+	for range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- exec.Command("sh", "-c", agent).Run()
+		}()
+	}
+	for range cap(sem) {
+		sem <- struct{}{}
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkWorkerRSS is the worker's peak resident memory (VmHWM) with 100 and 1,000
+// trials in flight (agents that sleep until all have started), against a plain loop
+// (a shell) that starts as many of the same agents and waits for them. The goal is at
+// most 300 MB at 100. Each sub-benchmark runs once, whatever b.N: a run of that many
+// trials at that concurrency, aborted once all are in flight.
+func BenchmarkWorkerRSS(b *testing.B) {
+	env := testkit.Env(b)
+	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
+	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, inFlight := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
+			data, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
+			srv := startServer(b, env, data, -1, "--no-worker")
+			w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", fmt.Sprint(inFlight))
+			w.WaitStdout(b, workerLine, testkit.StartTimeout)
+			agent := "sleep 600"
+			p := startChaos(b, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight), "--", agent)
+			testkit.WaitFor(b, time.Duration(inFlight)*6*time.Second, fmt.Sprintf("%d agents to run", inFlight), func() bool {
+				started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
+				return len(started) >= inFlight
+			})
+			rss := peakRSS(b, w.Pid())
+			p.Signal(b, syscall.SIGINT)
+			p.Wait(b, time.Duration(inFlight)*6*time.Second)
+
+			loop := exec.Command("sh", "-c", fmt.Sprintf("for i in $(seq %d); do %s & done; wait", inFlight, agent))
+			loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its agents go with it
+			if err := loop.Start(); err != nil {
+				b.Fatal(err)
+			}
+			testkit.WaitFor(b, time.Duration(inFlight)*time.Second, "the plain loop to start its agents", func() bool {
+				return children(loop.Process.Pid) >= inFlight
+			})
+			base := peakRSS(b, loop.Process.Pid)
+			_ = syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
+			_ = loop.Wait()
+			b.ReportMetric(float64(rss)/(1<<20), "worker-peak-MB")
+			b.ReportMetric(float64(base)/(1<<20), "baseline-peak-MB")
+			b.ReportMetric(float64(rss)/float64(max(base, 1)), "x-baseline")
+		})
+	}
+}
+
+// peakRSS is a process's peak resident set (VmHWM), in bytes.
+func peakRSS(b *testing.B, pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatalf("read the peak RSS of process %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
+// children counts the processes whose parent is pid.
+func children(pid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: the command name may hold spaces.
+		i := strings.LastIndexByte(string(stat), ')')
+		if f := strings.Fields(string(stat[i+1:])); i >= 0 && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
 }

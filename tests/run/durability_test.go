@@ -2,7 +2,9 @@ package run_test
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,52 @@ func TestDurability(t *testing.T) {
 				t.Errorf("trial %s ran on the killed worker, but its record started at %s, before the kill at %s", id, l.Rows[0].Time, killed)
 			}
 		}
+	}
+}
+
+// TestServerRestart kills `chaos server` (SIGKILL) while a run goes through it and starts
+// it again on the same data directory and port: chaos run says it is waiting, follows the
+// run again when the server is back, and reports the run's real result (exit 0, every
+// trial listed once), not the lost connection's error.
+func TestServerRestart(t *testing.T) {
+	env := testkit.Env(t)
+	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	portArgs := []string{"--port", strconv.Itoa(port)}
+	srv := startServer(t, env, data, -1, portArgs...)
+
+	conds := []string{"clean", "phantom_success@update_ticket"}
+	ids := trialIDs(exampleCells(t), conds)
+	agent := `sleep 3; exec ` + blindAgent()
+	p := startChaos(t, env, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
+	testkit.WaitFor(t, runTimeout, "a trial's agent to start", func() bool {
+		started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
+		return len(started) > 0
+	})
+	srv.Kill()
+	testkit.WaitFor(t, runTimeout, "chaos run to say it is waiting for the server", func() bool {
+		return strings.Contains(p.Stderr.String(), "waiting for the Temporal server to come back")
+	})
+	startServer(t, env, data, -1, portArgs...)
+	if code := p.Wait(t, 2*runTimeout); code != 0 {
+		t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+	}
+	if n := strings.Count(p.Stderr.String(), "waiting for the Temporal server"); n != 1 {
+		t.Errorf("chaos run said it was waiting %d times, want once:\n%s", n, p.Stderr)
+	}
+	results := readVerdicts(t, out, ids)
+	for _, id := range ids {
+		if r := results[id]; r.Outcome != run.OutcomeCompleted {
+			t.Errorf("trial %s: outcome %q (%s), want %s", id, r.Outcome, r.Reason, run.OutcomeCompleted)
+		}
+	}
+	if want := fmt.Sprintf("%d trials", len(ids)); !strings.Contains(p.Stdout.String(), want) {
+		t.Errorf("chaos run does not report the run's result (%q):\n%s", want, p.Stdout)
 	}
 }

@@ -161,4 +161,29 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		abortedFolder(t, out)
 		noneLeft(t, mark)
 	})
+
+	// The subtest above passed while users saw trials recorded as failed on Ctrl-C: that
+	// takes a heartbeat RPC slower than the SDK's one-second deadline (a loaded machine),
+	// on which the SDK cancelled the agent as if its heartbeat timeout had passed. Here the
+	// server is stopped for three seconds while the agents run, then the run is
+	// interrupted: every trial must still be aborted.
+	t.Run("SIGINT to chaos run on a starved server", func(t *testing.T) {
+		mark, agent := marked(t, true)
+		data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+		srv := startServer(t, env, data, -1, "--no-worker")
+		startWorker(t, env, srv.Addr)
+		t.Cleanup(func() { srv.Signal(t, syscall.SIGCONT) })
+		p := startChaos(t, env, runArgs(out, agent, "--temporal", srv.Addr, "--data-dir", data)...)
+		agentsBlocked(t, out, 2)
+		running(t, mark)
+		srv.Signal(t, syscall.SIGSTOP)
+		time.Sleep(3 * time.Second) // the starvation itself: nothing here waits on a result
+		srv.Signal(t, syscall.SIGCONT)
+		p.Signal(t, syscall.SIGINT)
+		if code := p.Wait(t, runTimeout); code != 0 {
+			t.Fatalf("chaos run after SIGINT: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+		}
+		abortedFolder(t, out)
+		noneLeft(t, mark)
+	})
 }

@@ -98,6 +98,9 @@ func (p *Proc) Stop(t testing.TB) {
 	<-p.done
 }
 
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Kill ends the process with SIGKILL and waits for it.
 func (p *Proc) Kill() {
 	_ = p.cmd.Process.Kill()

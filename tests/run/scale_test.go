@@ -1,0 +1,189 @@
+package run_test
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
+)
+
+// scaleTrials is how many trials TestScale runs. It runs only with CHAOS_SCALE=1 (make
+// scale, part of make test), since 10,000 trials take long on two cores.
+var scaleTrials = flag.Int("scale-trials", 10000, "trials of TestScale's runs")
+
+// scaleHistoryLimit lowers the experiment's continue-as-new interval (0: the default,
+// 500), to check TestScale itself at a small scale.
+var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow run before continue-as-new in TestScale")
+
+// TestScale runs a 10,000-trial run of a no-op agent (`true`) on the embedded server
+// (`chaos server`, its worker in the same process) and checks that it finishes and writes
+// its folder, every trial listed once; then the same run again, aborted (Ctrl-C) once a
+// tenth of it is done, which must write its folder too, with no trial failed.
+//
+// It reports, read from the server (GetWorkflowHistory over every run of the experiment's
+// continue-as-new chain), the largest activity payload and each run's history, and
+// asserts bounds that do not grow with the number of trials finished:
+//
+//   - no activity input or result is larger than the run's own start input (the plan,
+//     about 110 bytes a planned trial, which the client sent) plus 64 KiB: results never
+//     travel as one payload (they stay in the trial folders);
+//   - no run of the chain has more than 20 events per trial it started (HistoryLimit, 500)
+//     plus 50, nor a history larger than twice its start input plus 4 MiB.
+func TestScale(t *testing.T) {
+	if os.Getenv("CHAOS_SCALE") != "1" {
+		t.Skip("set CHAOS_SCALE=1 (make scale) to run 10,000 trials")
+	}
+	n := *scaleTrials
+	env := testkit.Env(t)
+	data := t.TempDir()
+	specPath := filepath.Join(t.TempDir(), "overhead.yaml")
+	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, env, data, -1)
+	c := testkit.DialTemporal(t, srv.Addr)
+	defer c.Close()
+	var ids []string
+	for rep := 1; rep <= n; rep++ {
+		ids = append(ids, spec.TrialID("main", "clean", rep))
+	}
+	timeout := 10*time.Minute + time.Duration(n)*3*time.Second // bounds a stuck run, not a slow one
+
+	for _, abort := range []bool{false, true} {
+		t.Run(fmt.Sprintf("aborted=%v", abort), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			p := startChaos(t, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+				"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", "16", "--history-limit", strconv.Itoa(*scaleHistoryLimit))
+			if abort {
+				testkit.WaitFor(t, timeout, fmt.Sprintf("%d trials to finish", n/10), func() bool { return doneTrials(p.Stderr.String()) >= n/10 })
+				p.Signal(t, syscall.SIGINT)
+			}
+			if code := p.Wait(t, timeout); code != 0 {
+				t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr (end):\n%s", code, p.Stdout, tail(p.Stderr.String(), 2000))
+			}
+			results := readVerdicts(t, out, ids)
+			counts := map[string]int{}
+			for _, r := range results {
+				counts[r.Outcome]++
+			}
+			t.Logf("%d trials: %v", len(results), counts)
+			if abort {
+				if counts[run.OutcomeFailed] != 0 || counts[run.OutcomeAborted] == 0 || counts[run.OutcomeCompleted] < n/10 {
+					t.Errorf("aborted run: outcomes %v, want >= %d completed, the rest aborted, none failed", counts, n/10)
+				}
+			} else if counts[run.OutcomeCompleted] != n {
+				t.Errorf("outcomes %v, want all %d completed", counts, n)
+			}
+			for _, f := range []string{"manifest.json", "summary.txt", "report.html"} {
+				if !exists(filepath.Join(out, f)) {
+					t.Errorf("the run folder has no %s", f)
+				}
+			}
+			checkHistories(t, c, run.ExperimentWorkflowID(runIDOf(t, p.Stdout.String())))
+		})
+	}
+}
+
+var doneLine = regexp.MustCompile(`(\d+)/\d+ trials done`)
+
+// doneTrials is the last count of finished trials chaos run printed.
+func doneTrials(stderr string) int {
+	m := doneLine.FindAllStringSubmatch(stderr, -1)
+	if len(m) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[len(m)-1][1])
+	return n
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// checkHistories walks the experiment's continue-as-new chain back from its last run,
+// reports each run's history and the largest activity payload, and checks the bounds
+// TestScale states.
+func checkHistories(t *testing.T, c client.Client, workflowID string) {
+	t.Helper()
+	runID := ""
+	largestActivity, largestEvents, largestBytes, runs := 0, 0, 0, 0
+	for {
+		h := history(t, c, workflowID, runID)
+		runs++
+		started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+		input := proto.Size(started.GetInput())
+		size, children, activity := 0, 0, 0
+		for _, e := range h.Events {
+			size += proto.Size(e)
+			if e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
+				children++
+			}
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+				activity = max(activity, proto.Size(a.GetInput()))
+			}
+			if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
+				activity = max(activity, proto.Size(a.GetResult()))
+			}
+		}
+		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes, %d trials started, largest activity payload %d bytes",
+			runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, children, activity)
+		if activity > input+64<<10 {
+			t.Errorf("an activity payload of %d bytes, over the run's start input (%d bytes) + 64 KiB", activity, input)
+		}
+		if len(h.Events) > 20*children+50 {
+			t.Errorf("%d events for %d trials started, over 20 a trial + 50", len(h.Events), children)
+		}
+		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); children > limit {
+			t.Errorf("%d trials started in one run of the chain, over the history limit %d", children, limit)
+		}
+		if size > 2*input+4<<20 {
+			t.Errorf("a history of %d bytes, over twice its start input (%d bytes) + 4 MiB", size, input)
+		}
+		largestActivity, largestEvents, largestBytes = max(largestActivity, activity), max(largestEvents, len(h.Events)), max(largestBytes, size)
+		prev := started.GetContinuedExecutionRunId()
+		if prev == "" {
+			break
+		}
+		runID = prev
+	}
+	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest history %d events, %d bytes", runs, largestActivity, largestEvents, largestBytes)
+}
+
+// history is every event of one run of a workflow (runID "": the latest).
+func history(t testing.TB, c client.Client, workflowID, runID string) *historypb.History {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	h := &historypb.History{}
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s (run %q): %v", workflowID, runID, err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	if len(h.Events) == 0 {
+		t.Fatalf("no history for %s (run %q)", workflowID, runID)
+	}
+	return h
+}
