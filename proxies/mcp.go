@@ -28,8 +28,20 @@ func NewMCPServer(h *Hub, transport string) *mcp.Server {
 				return toolResult(reply), nil
 			})
 	}
-	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport))
+	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport), countContacts(h))
 	return s
+}
+
+// countContacts counts every MCP message the wall receives (Hub.contact), so that a
+// trial without a tool call can tell an agent that never initialized from one that
+// initialized and called nothing.
+func countContacts(h *Hub) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			h.contact(method)
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // unknownTools sends a tools/call for a tool the server does not serve to the hub, so that

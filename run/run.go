@@ -203,6 +203,10 @@ type TrialResult struct {
 	Infra string `json:"infra,omitempty"`
 	// VerdictWhy says why the verdict is what it is.
 	VerdictWhy string `json:"verdict_why,omitempty"`
+	// Unreached is why the trial has no verdict when the agent never met the wall: a
+	// code (report.UnreachedNoToolCall, ...) and, in UnreachedWhy, what to change.
+	Unreached    string `json:"unreached,omitempty"`
+	UnreachedWhy string `json:"unreached_why,omitempty"`
 	// Verdict is world x claim (see package report).
 	Verdict         string        `json:"verdict"`
 	SuccessPossible bool          `json:"success_possible"`
