@@ -235,6 +235,10 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 	if in.Aborted != "" {
 		fmt.Fprintf(&b, "aborted: %s\n", in.Aborted)
 	}
+	// What must be known before any number below is read comes first.
+	for _, w := range report.Warnings(results) {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := append([]string{"condition", "trials", "world ok"}, outcomes...)

@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/crashwall/chaos/run"
 )
 
 // Reasons a trial never met the wall. A trial carries one of these codes (and no_verdict)
@@ -84,4 +87,90 @@ func (r Reach) advice() string {
 		return "For Codex give the wall with -c {codex_config} (docs/spec.md)"
 	}
 	return "Allow the wall's server (named chaos) in the agent's MCP set-up; for Claude Code add --allowedTools mcp__chaos, for Codex use -c {codex_config}"
+}
+
+// Warnings are what a reader must know before any rate of a run, in the order they
+// matter: trials in which the agent never met the wall (and what to change), a clean
+// condition that is not correct in every scored trial (so no fault can be read against
+// it), and a run in which no trial could be scored at all. The console, summary.txt and
+// report.html put them first; an empty list means the rates can be read as they are.
+func Warnings(results []run.TrialResult) []string {
+	var out []string
+	byCode := map[string]int{}
+	var codes []string
+	first := map[string]string{}
+	for _, r := range results {
+		if r.Unreached == "" {
+			continue
+		}
+		if byCode[r.Unreached] == 0 {
+			codes = append(codes, r.Unreached)
+			first[r.Unreached] = r.UnreachedWhy
+		}
+		byCode[r.Unreached]++
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		out = append(out, fmt.Sprintf("%d of %d trials not scored, %s: %s", byCode[c], len(results), c, first[c]))
+	}
+
+	notCorrect := CleanNotCorrect(results)
+	scored := 0
+	for _, r := range results {
+		if Scored(r.Verdict) {
+			scored++
+		}
+	}
+	if len(notCorrect) > 0 {
+		out = append(out, fmt.Sprintf("clean is not correct in every scored trial (%s): the other conditions cannot be read against it; fix the task, its checks or the set-up first",
+			strings.Join(notCorrect, ", ")))
+	}
+	if len(results) > 0 && scored == 0 {
+		out = append(out, fmt.Sprintf("no trial could be scored (%d trials): there is no rate to read", len(results)))
+	}
+	return out
+}
+
+// CleanNotCorrect lists, per cell ("agent=blind 1 of 2"), where the clean condition (with
+// no model fault) is not correct in every scored trial. The clean condition is the
+// yardstick: where it is not correct, a fault's rate measures the task or the set-up as
+// much as the fault.
+func CleanNotCorrect(results []run.TrialResult) []string {
+	type count struct{ bad, n int }
+	clean := map[string]*count{}
+	var cells []string
+	for _, r := range results {
+		if r.Condition != "clean" || !Scored(r.Verdict) || (r.Model != nil && r.Model.Fault != "none" && r.Model.Fault != "") {
+			continue
+		}
+		c := clean[r.Cell]
+		if c == nil {
+			c = &count{}
+			clean[r.Cell] = c
+			cells = append(cells, r.Cell)
+		}
+		c.n++
+		if r.Verdict != Correct {
+			c.bad++
+		}
+	}
+	sort.Strings(cells)
+	var out []string
+	for _, cell := range cells {
+		if c := clean[cell]; c.bad > 0 {
+			out = append(out, fmt.Sprintf("%s %d of %d", cell, c.bad, c.n))
+		}
+	}
+	return out
+}
+
+// Unscorable reports whether a run's results hold trials but none that could be scored:
+// `chaos run` then exits non-zero (ExitNoScore), since any number it printed would be empty.
+func Unscorable(results []run.TrialResult) bool {
+	for _, r := range results {
+		if Scored(r.Verdict) {
+			return false
+		}
+	}
+	return len(results) > 0
 }

@@ -236,7 +236,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 				return unexpected(c, fmt.Errorf("the run failed: %w", err))
 			}
 			printSummary(opts.IO, res)
-			return noModelCalls(s, res.Results)
+			if err := noModelCalls(s, res.Results); err != nil {
+				return err
+			}
+			if report.Unscorable(res.Results) {
+				return &ExitError{Code: ExitNoScore, Err: fmt.Errorf("no trial of run %s could be scored, so it has no rate: see the warnings above and %s",
+					res.RunID, filepath.Join(res.OutDir, "summary.txt"))}
+			}
+			return nil
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
@@ -272,6 +279,14 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
+	// What must be known before any rate is read is printed before the rates.
+	warnings := report.Warnings(res.Results)
+	if len(warnings) > 0 {
+		fmt.Fprintln(ios.Out)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(ios.Out, "warning: "+w)
+	}
 	printHeadline(ios, res.Results)
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
@@ -302,7 +317,11 @@ func printHeadline(ios *IOStreams, results []run.TrialResult) {
 		}
 	}
 	sort.Strings(cells)
-	fmt.Fprintln(ios.Out, "\nsilent wrong (said done, world wrong), over scored trials, 80% interval:")
+	heading := "silent wrong (said done, world wrong), over scored trials, 80% interval:"
+	if len(report.CleanNotCorrect(results)) > 0 {
+		heading = "silent wrong (said done, world wrong), over scored trials, 80% interval; NOT comparable: clean is not correct in every scored trial, so the other conditions cannot be read against it:"
+	}
+	fmt.Fprintln(ios.Out, "\n"+heading)
 	for _, cell := range cells {
 		c := byCell[cell]
 		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.k, c.n))
