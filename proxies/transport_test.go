@@ -241,6 +241,16 @@ func TestMCPListTools(t *testing.T) {
 				if !jsonEqual(t, got.InputSchema, InputSchema(w)) {
 					t.Errorf("%s: input schema %v, want %s", w.Name, got.InputSchema, InputSchema(w))
 				}
+				// The example's tools carry annotations derived from their effect, so
+				// that clients which gate on them (Codex) call them.
+				wantHints := `{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}`
+				if w.Effect == spec.EffectWrite {
+					wantHints = `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}`
+				}
+				if !jsonEqual(t, got.Annotations, json.RawMessage(wantHints)) {
+					b, _ := json.Marshal(got.Annotations)
+					t.Errorf("%s: annotations %s, want %s", w.Name, b, wantHints)
+				}
 			}
 		})
 	}

@@ -149,6 +149,19 @@ type Tool struct {
 	// destructiveHint, title, ...), passed on to the agent as they are; none for a
 	// simulated tool.
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Hints are the MCP tool annotations the spec writes (`annotations:`), which win
+	// over those derived from the effect (world.Annotations) and a real server's.
+	Hints *Hints `json:"hints,omitempty"`
+}
+
+// Hints are MCP tool annotations: what a client may assume of a tool before calling it.
+// Clients gate on them (Codex asks for approval of a tool not read-only), so the wall
+// gives every tool a set (world.Annotations). A nil field is not set.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	Idempotent  *bool `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool `json:"openWorldHint,omitempty"`
 }
 
 // StateCheck is a check of the final world: the value stored under Key.
