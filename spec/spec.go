@@ -85,7 +85,7 @@ type TextCheck struct {
 }
 
 // CommandTokens are the tokens agent.command may hold besides the names of the axes.
-var CommandTokens = []string{"task", "wall", "mcp_config", "wall_url", "llm_url", "sandbox", "spec", "chaos"}
+var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos"}
 
 // Profiles name the ways an agent's closing message is read.
 var Profiles = []string{"generic", "claude-code", "codex", "goose", "scripted"}

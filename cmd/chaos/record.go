@@ -83,7 +83,7 @@ command takes the tokens {task} {wall} {wall_url} {mcp_config} {sandbox} {chaos}
 }
 
 // recordTokens are the tokens chaos record fills in.
-var recordTokens = []string{"task", "wall", "wall_url", "mcp_config", "sandbox", "chaos"}
+var recordTokens = []string{"task", "wall", "wall_url", "mcp_config", "codex_config", "sandbox", "chaos"}
 
 var tokenRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.]*)\}`)
 
@@ -157,7 +157,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	}
 	tokens := map[string]string{
 		"task": opts.Task, "wall": proxies.WallCommand(bin, srv.URL), "wall_url": srv.URL,
-		"mcp_config": proxies.WallMCPConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
+		"mcp_config": proxies.WallMCPConfig(bin, srv.URL), "codex_config": proxies.WallCodexConfig(bin, srv.URL), "sandbox": sandbox, "chaos": bin,
 	}
 	argv := make([]string, len(opts.AgentCommand))
 	for i, w := range opts.AgentCommand {
