@@ -137,6 +137,8 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	s, err := spec.Parse(specName(in.Spec), in.Spec.YAML)
 	if err != nil {
 		s = nil
+	} else if in.Spec.Profile != "" {
+		s.Agent.Profile = in.Spec.Profile
 	}
 	m.Model = modelManifest(s, results)
 	if s != nil {

@@ -29,6 +29,9 @@ type SpecRef struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
 	YAML []byte `json:"yaml"`
+	// Profile, when set, takes the place of the spec's agent.profile (chaos run
+	// --profile), as an agent command after -- takes the place of agent.command.
+	Profile string `json:"profile,omitempty"`
 }
 
 // ExperimentInput is the input of ExperimentWorkflow: the whole plan, decided by the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,7 +35,9 @@ type RunOptions struct {
 	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
 	PairWith     string
 	AgentCommand []string
-	Temporal     TemporalFlags
+	// Profile takes the place of the spec's agent.profile (how the closing message is read).
+	Profile  string
+	Temporal TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
 	HistoryLimit int
 	// Now and NewRunID are replaced in tests.
@@ -81,6 +84,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -147,6 +151,12 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 			ids = append(ids, c.ID)
 		}
 	}
+	if opts.Profile != "" {
+		if !slices.Contains(spec.Profiles, opts.Profile) {
+			return nil, nil, nil, badInput(fmt.Errorf("unknown --profile %q (known: %s)", opts.Profile, strings.Join(spec.Profiles, ", ")))
+		}
+		s.Agent.Profile = opts.Profile
+	}
 	if len(opts.AgentCommand) == 0 && strings.TrimSpace(s.Agent.Command) == "" {
 		return nil, nil, nil, badInput(fmt.Errorf("%s names no agent command: add agent.command to the spec, or give one after -- (chaos run %s -- CMD)", opts.Spec, opts.Spec))
 	}
@@ -212,7 +222,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	fmt.Fprintf(opts.IO.Out, "run %s -> %s\n", runID, out)
 
 	in := run.ExperimentInput{
-		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
+		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout),
 	}
