@@ -31,12 +31,12 @@ func TestClaudeCode(t *testing.T) {
 	dir := t.TempDir()
 	// The example as a user would run it, with claude from tests/js, a home of its own
 	// (no login, no settings of the machine's user) and the stand-in as its model.
-	home := filepath.Join(dir, "home")
-	os.MkdirAll(home, 0o755)
 	writeSpec := func(name string, blocked bool) string {
+		home := filepath.Join(dir, "home-"+name)
+		os.MkdirAll(home, 0o755)
 		text := strings.Replace(example, "command: claude ", "command: "+claude+" ", 1)
 		if blocked {
-			text = strings.Replace(text, " --allowedTools mcp__chaos", "", 1)
+			text = strings.Replace(text, "--mcp-config {mcp_config} --allowedTools mcp__chaos", "--mcp-config {mcp_config}", 1)
 		}
 		text = strings.Replace(text, "faults: [all]", "faults: [phantom_success]", 1)
 		text = strings.Replace(text, "  env: {", "  env: {HOME: "+home+", ANTHROPIC_BASE_URL: '"+standin+"', ANTHROPIC_API_KEY: sk-ant-standin, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ", 1)
@@ -51,21 +51,19 @@ func TestClaudeCode(t *testing.T) {
 	}
 	env := testEnv(t)
 	data := t.TempDir()
-	verdicts := func(out string) map[string][]string {
+	// verdicts is verdict and unreached per condition, from the run's verdicts.json.
+	verdicts := func(t *testing.T, out string) map[string][]string {
+		t.Helper()
 		b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v struct {
-			Trials []struct {
-				Condition, Verdict, Unreached, VerdictWhy string
-			} `json:"trials"`
-		}
-		if err := json.Unmarshal(b, &v); err != nil {
+		var trials []struct{ Condition, Verdict, Unreached string }
+		if err := json.Unmarshal(b, &trials); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string][]string{}
-		for _, r := range v.Trials {
+		for _, r := range trials {
 			got[r.Condition] = []string{r.Verdict, r.Unreached}
 		}
 		return got
@@ -75,7 +73,7 @@ func TestClaudeCode(t *testing.T) {
 		out := filepath.Join(dir, "allowed")
 		r := runChaos(t, env, runTimeout, "run", writeSpec("allowed", false), "--data-dir", data, "--out", out)
 		r.MustSucceed(t, "chaos run")
-		got := verdicts(out)
+		got := verdicts(t, out)
 		if got["clean"][0] != "correct" || got["phantom_success@update_ticket"][0] != "silent_wrong" {
 			t.Errorf("verdicts %v, want clean correct and phantom_success@update_ticket silent_wrong\n%s", got, r.Stdout)
 		}
@@ -86,10 +84,10 @@ func TestClaudeCode(t *testing.T) {
 		if r.Code != 4 {
 			t.Fatalf("exit %d, want 4 (no trial scored)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if got := verdicts(out)["clean"]; got[0] != "no_verdict" || got[1] != "tools_refused" {
+		if got := verdicts(t, out)["clean"]; got[0] != "no_verdict" || got[1] != "tools_refused" {
 			t.Errorf("clean: %v, want no_verdict, tools_refused", got)
 		}
-		if !strings.Contains(r.Stdout, "For Claude Code add --allowedTools mcp__chaos") || strings.Contains(r.Stdout, "0/0 = n/a") && !strings.Contains(r.Stdout, "no trial could be scored") {
+		if !strings.Contains(r.Stdout, "For Claude Code add --allowedTools mcp__chaos") || !strings.Contains(r.Stdout, "no trial could be scored") {
 			t.Errorf("the console does not say what to change:\n%s", r.Stdout)
 		}
 	})
