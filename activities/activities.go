@@ -196,6 +196,9 @@ func parseSpec(ref run.SpecRef) (*spec.Spec, error) {
 		return nil, badInput(err)
 	}
 	s.Path = ref.Path
+	if ref.Profile != "" {
+		s.Agent.Profile = ref.Profile
+	}
 	return s, nil
 }
 

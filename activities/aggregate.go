@@ -146,6 +146,8 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	s, err := spec.Parse(specName(in.Spec), in.Spec.YAML)
 	if err != nil {
 		s = nil
+	} else if in.Spec.Profile != "" {
+		s.Agent.Profile = in.Spec.Profile
 	}
 	m.Model = modelManifest(s, results)
 	if s != nil {
@@ -187,6 +189,10 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 			sum.ModelCalls += r.Model.Calls
 		}
 	}
+
+	sum.Warnings = report.Warnings(results)
+	sum.CleanNotCorrect = report.CleanNotCorrect(results)
+	sum.Unscorable = report.Unscorable(results)
 
 	if results == nil {
 		results = []run.TrialResult{}
@@ -307,6 +313,10 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 	fmt.Fprintf(&b, "run %s: %s\n", in.RunID, in.Plan.Summary())
 	if in.Aborted != "" {
 		fmt.Fprintf(&b, "aborted: %s\n", in.Aborted)
+	}
+	// What must be known before any number below is read comes first.
+	for _, w := range report.Warnings(results) {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -130,6 +130,8 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		"wall":       wall.Command,
 		"wall_url":   srv.URL,
 		"mcp_config": wall.MCPConfig,
+		// {codex_config}: the same server as one of Codex's -c overrides, its tools approved.
+		"codex_config": wall.CodexConfig,
 		// {llm_url} stands in for model.upstream: a client appends to it what it would
 		// append to the upstream (the loader refuses {llm_url} without an upstream).
 		"llm_url": llmURL,

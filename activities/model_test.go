@@ -60,11 +60,12 @@ func TestTrialModelProxy(t *testing.T) {
 		{"fault that cannot apply", text.URL, "tool_error_single", []string{"choose"},
 			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1}, run.OutcomeFailed,
 			"model fault could not apply: tool_error_single: the response has no tool call to break (at 1 of 1 model calls)", report.NoVerdict},
+		// No model call: the agent never met the model proxy (report.Reach), faulted or
+		// clean; the trial completed, but says nothing of the agent.
 		{"no model call", toolCall.URL, "tool_error_single", nil,
-			run.ModelResult{Fault: "tool_error_single", NeverCalled: true}, run.OutcomeFailed,
-			"no model call reached the model proxy at {llm_url} (URL), so model fault tool_error_single was never tested: point the agent's model client at {llm_url}", report.NoVerdict},
+			run.ModelResult{Fault: "tool_error_single", NeverCalled: true}, run.OutcomeCompleted, "", report.NoVerdict},
 		{"clean, no model call", toolCall.URL, "none", nil,
-			run.ModelResult{Fault: "none"}, run.OutcomeCompleted, "", report.Unclear},
+			run.ModelResult{Fault: "none"}, run.OutcomeCompleted, "", report.NoVerdict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +95,15 @@ func TestTrialModelProxy(t *testing.T) {
 			reason := strings.Replace(tt.reason, "(URL)", "("+llmURL+")", 1)
 			if res.Outcome != tt.outcome || res.Reason != reason || res.Verdict != tt.verdict {
 				t.Errorf("outcome %s %q, verdict %s (%s); want %s %q, %s", res.Outcome, res.Reason, res.Verdict, res.VerdictWhy, tt.outcome, reason, tt.verdict)
+			}
+			if tt.calls == nil {
+				why := "no model call reached the model proxy"
+				if tt.fault != "none" {
+					why = "no model call reached the model proxy at {llm_url} (" + llmURL + "), so model fault " + tt.fault + " was never tested: point the agent's model client at {llm_url}"
+				}
+				if res.Unreached != report.UnreachedNoModelCall || !strings.HasPrefix(res.VerdictWhy, why) {
+					t.Errorf("unreached %q, verdict why %q; want %s, %q", res.Unreached, res.VerdictWhy, report.UnreachedNoModelCall, why)
+				}
 			}
 			// The agent never ran: the world is as it started, the closing message empty.
 			if report.Scored(res.Verdict) {

@@ -117,12 +117,27 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	if toolFired {
 		res.FaultsFired = append(res.FaultsFired, t.Condition)
 	}
+	reach := report.Reach{Profile: profile, Refused: closing.Refused}
+	if s != nil {
+		reach.Tools = len(s.Tools) > 0 || len(s.Servers) > 0
+		reach.ToolCalls = toolCalls(log)
+		if lt := a.live(in.Trial.Key()); lt != nil {
+			st := lt.hub.Stats()
+			reach.Live, reach.Contacts, reach.Initializing, reach.Initialized = true, st.Contacts, st.Initializing, st.Initialized
+			reach.ToolCalls = max(reach.ToolCalls, st.Calls)
+		}
+	}
 	if s != nil && s.Model.Upstream != "" {
 		m, why := modelResult(s, a.live(in.Trial.Key()), log)
 		m.NeverCalled = s.Model.Armed() && m.Calls == 0 && ranToItsEnd && log != nil
 		res.Model = m
-		if why != "" {
+		reach.Model, reach.ModelCalls, reach.ModelFired = true, m.Calls, m.Fired
+		if why != "" && m.Calls > 0 {
 			noVerdict(why)
+		} else if why != "" {
+			// No model call at all: the agent never met the model proxy, which Reach
+			// says with this (more particular) sentence.
+			reach.ModelWhy = why
 		}
 		// The trial's fault is the tool condition and the model fault together: it is
 		// clean when neither is armed, and it fired when either did.
@@ -137,11 +152,20 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	if s != nil {
 		res.Claim, res.ClaimReason, res.ClaimBy = a.judgeClaim(ctx, closing, s.Claim)
 	}
+	if s != nil {
+		res.Unreached, res.UnreachedWhy = reach.Unreached()
+	}
 	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
 		Impossible: worldKnown && !res.SuccessPossible,
+		Unreached:  res.Unreached, UnreachedWhy: res.UnreachedWhy,
 	})
+	if res.Verdict != report.NoVerdict || res.Outcome != run.OutcomeCompleted || closing.Infra != "" {
+		// The trial was scored, or has a reason of its own not to be: the wall's reach
+		// is not why.
+		res.Unreached, res.UnreachedWhy = "", ""
+	}
 	if report.Scored(res.Verdict) && t.Condition != "clean" && !toolFired && len(res.FaultsFired) > 0 {
 		// Filed under its tool condition, but only the model fault met it: say so, so the
 		// condition's row never holds a trial its fault never touched without a word.
@@ -169,6 +193,22 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		}
 	}
 	return res, nil
+}
+
+// toolCalls counts the tool calls in the record, refused ones and those whose fault could
+// not apply included: each of them reached the wall.
+func toolCalls(log *record.Log) int {
+	if log == nil {
+		return 0
+	}
+	n := 0
+	for _, r := range log.Rows {
+		if r.Tool != "" && r.Transport != proxies.TransportLLM &&
+			(r.Type == record.TypeCall || r.Type == record.TypeRejected || r.Type == record.TypeError) {
+			n++
+		}
+	}
+	return n
 }
 
 // modelResult is what the trial's model proxy saw: its live counts, else the counts

@@ -19,6 +19,10 @@ type Closing struct {
 	Infra string `json:"infra,omitempty"`
 	// Fields are values the profile read by machine: is_error, cost, num_turns...
 	Fields map[string]any `json:"fields,omitempty"`
+	// Refused names the tools the agent's own output shows it refused or could not run
+	// (Claude Code's permission_denials, Codex's "requires approval"): a trial with any
+	// never met the wall as the agent would have, and is not scored.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Extract reads the closing message from an agent's output by its profile:
@@ -59,6 +63,18 @@ func Extract(profile string, stdout, stderr []byte, exitCode int) Closing {
 	return c
 }
 
+// approvalRE is how Codex says it refused a tool call for want of an approval.
+var approvalRE = regexp.MustCompile(`(?i)requires? approval|approval (was )?(required|denied|rejected)|rejected by (the )?user`)
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
 var (
 	authRE = regexp.MustCompile(`(?i)\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api key not valid|authentication|not logged in`)
 	rateRE = regexp.MustCompile(`(?i)\b429\b|\b529\b|rate[ _-]?limit|too many requests|overloaded|quota exceeded|insufficient_quota`)
@@ -83,7 +99,9 @@ type claudeResult struct {
 	Result            *string  `json:"result"`
 	TotalCostUSD      *float64 `json:"total_cost_usd"`
 	NumTurns          *int     `json:"num_turns"`
-	PermissionDenials []any    `json:"permission_denials"`
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
 }
 
 func claudeCode(stdout []byte) Closing {
@@ -109,6 +127,13 @@ func claudeCode(stdout []byte) Closing {
 	}
 	if r.PermissionDenials != nil {
 		c.Fields["permission_denials"] = len(r.PermissionDenials)
+	}
+	for _, d := range r.PermissionDenials {
+		// Claude Code names an MCP tool mcp__<server>__<tool>; its own tools (Bash,
+		// Write...) are no part of the wall, and denying them says nothing of it.
+		if strings.HasPrefix(d.ToolName, "mcp__") {
+			c.Refused = appendOnce(c.Refused, d.ToolName)
+		}
 	}
 	if r.IsError != nil && *r.IsError {
 		c.Infra = infraKind(c.Text)
@@ -141,9 +166,14 @@ func claudeResultOf(stdout []byte) (claudeResult, bool) {
 type codexEvent struct {
 	Type string `json:"type"`
 	Item *struct {
-		Type     string `json:"type"`
-		ItemType string `json:"item_type"`
-		Text     string `json:"text"`
+		Type     string          `json:"type"`
+		ItemType string          `json:"item_type"`
+		Text     string          `json:"text"`
+		Server   string          `json:"server"`
+		Tool     string          `json:"tool"`
+		Status   string          `json:"status"`
+		Error    json.RawMessage `json:"error"`
+		Result   json.RawMessage `json:"result"`
 	} `json:"item"`
 	Message string          `json:"message"`
 	Error   json.RawMessage `json:"error"`
@@ -168,6 +198,12 @@ func codex(stdout []byte) Closing {
 			return
 		}
 		events++
+		if e.Item != nil && e.Item.Type == "mcp_tool_call" && approvalRE.Match(line) {
+			// Codex refused the call before it left: the tool needed an approval that
+			// its approval policy does not give (a tool without annotations is
+			// taken as destructive).
+			c.Refused = appendOnce(c.Refused, strings.Trim(e.Item.Server+"."+e.Item.Tool, "."))
+		}
 		switch {
 		case e.Item != nil && (e.Type == "item.completed" || e.Type == "") &&
 			(e.Item.Type == "agent_message" || e.Item.ItemType == "agent_message" || e.Item.ItemType == "assistant_message"):

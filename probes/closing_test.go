@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -224,5 +225,42 @@ func TestLastParagraphTrims(t *testing.T) {
 	}
 	if got := gooseText([]byte("Context: ○○○○ 2% used\nreal words\n")); strings.Contains(got, "Context") {
 		t.Errorf("goose context line kept: %q", got)
+	}
+}
+
+// TestExtractRefused checks that the tools an agent's own output shows it refused are
+// read out (a trial with any is not scored), and that refusals of tools that are not the
+// wall's are not.
+func TestExtractRefused(t *testing.T) {
+	tests := []struct {
+		name, profile, stdout string
+		want                  []string
+	}{
+		{"claude-code, wall tools denied", "claude-code",
+			`{"type":"result","subtype":"success","is_error":false,"result":"I need permission to use the ticket tools.","permission_denials":[{"tool_name":"mcp__chaos__read_email","tool_use_id":"t1","tool_input":{}},{"tool_name":"mcp__chaos__read_email","tool_use_id":"t2","tool_input":{}},{"tool_name":"Bash","tool_use_id":"t3","tool_input":{"command":"ls"}}]}`,
+			[]string{"mcp__chaos__read_email"}},
+		{"claude-code, only its own tools denied", "claude-code",
+			`{"type":"result","subtype":"success","is_error":false,"result":"Done.","permission_denials":[{"tool_name":"Bash"}]}`, nil},
+		{"claude-code stream-json", "claude-code",
+			`{"type":"system","subtype":"init"}` + "\n" + `{"type":"result","subtype":"success","is_error":false,"result":"No access.","permission_denials":[{"tool_name":"mcp__chaos__update_ticket"}]}`,
+			[]string{"mcp__chaos__update_ticket"}},
+		{"codex, approval refused", "codex",
+			`{"type":"thread.started","thread_id":"x"}` + "\n" +
+				`{"type":"item.completed","item":{"id":"item_0","type":"mcp_tool_call","server":"chaos","tool":"update_ticket","arguments":{"field":"priority","value":"urgent"},"result":null,"error":{"message":"MCP tool call requires approval"},"status":"failed"}}` + "\n" +
+				`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"I could not update the ticket."}}`,
+			[]string{"chaos.update_ticket"}},
+		{"codex, tool call that ran", "codex",
+			`{"type":"item.completed","item":{"id":"item_0","type":"mcp_tool_call","server":"chaos","tool":"read_email","arguments":{},"result":{"content":[{"type":"text","text":"{}"}]},"error":null,"status":"completed"}}` + "\n" +
+				`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Done."}}`,
+			nil},
+		{"generic output that mentions approval", "generic", "This change requires approval from the team lead.\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Extract(tt.profile, []byte(tt.stdout), nil, 0)
+			if !reflect.DeepEqual(c.Refused, tt.want) {
+				t.Errorf("Refused = %q, want %q", c.Refused, tt.want)
+			}
+		})
 	}
 }

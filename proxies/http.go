@@ -42,10 +42,12 @@ func (h *Hub) mux() *http.ServeMux {
 	}, nil)
 	mux.Handle("/mcp", h.guardHTTP(mcpHandler))
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		h.contact("")
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(h.OpenAPI(baseURL(r)))
 	})
 	mux.HandleFunc("/tools", func(w http.ResponseWriter, r *http.Request) {
+		h.contact("")
 		type tool struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -54,7 +55,9 @@ type Hub struct {
 	wrote      bool
 	total      int
 	fired      int
-	closed     bool
+	// reach counts what came to the wall besides tool calls (report.Reach reads it).
+	reach  Reach
+	closed bool
 
 	// subMu guards the subscriptions. The record writer calls publish with its own lock
 	// held, so nothing here may take the writer's lock while holding subMu.
@@ -353,13 +356,45 @@ func compact(raw json.RawMessage) json.RawMessage {
 type Stats struct {
 	Calls int `json:"calls"`
 	Fired int `json:"fired"`
+	Reach
+}
+
+// Reach counts the agent's contacts with the wall other than tool calls, so that a trial
+// without a tool call can say how far the agent got: never connected, connected without
+// completing MCP's initialize, or initialized and called nothing. Over stdio the wall's
+// bridge initializes its own session with the hub when the agent starts it, so there
+// "initialized" means the agent started the wall.
+type Reach struct {
+	// Contacts counts requests of any kind: MCP messages, REST calls, tool listings.
+	Contacts int `json:"contacts"`
+	// Initializing counts MCP initialize requests; Initialized the messages that show a
+	// client past the handshake (notifications/initialized, or any request of a
+	// sessionless client). The wall needs only whether either is zero.
+	Initializing int `json:"initializing"`
+	Initialized  int `json:"initialized"`
+}
+
+// contact counts one request to the wall; method is its MCP method ("" for REST).
+func (h *Hub) contact(method string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reach.Contacts++
+	switch {
+	case method == "initialize":
+		h.reach.Initializing++
+	case method == "notifications/initialized",
+		// A client of the sessionless protocol (2026-07-28) has no handshake: any
+		// request of its shows it ready.
+		method != "" && method != "ping" && !strings.HasPrefix(method, "notifications/"):
+		h.reach.Initialized++
+	}
 }
 
 // Stats returns the counts of calls and of calls on which the fault fired.
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Stats{Calls: h.total, Fired: h.fired}
+	return Stats{Calls: h.total, Fired: h.fired, Reach: h.reach}
 }
 
 // Close ends the session: it writes the session end with the final state (once, on

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
 )
 
 // Version is the wall's version as MCP clients see it.
@@ -28,8 +29,20 @@ func NewMCPServer(h *Hub, transport string) *mcp.Server {
 				return toolResult(reply), nil
 			})
 	}
-	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport))
+	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport), countContacts(h))
 	return s
+}
+
+// countContacts counts every MCP message the wall receives (Hub.contact), so that a
+// trial without a tool call can tell an agent that never initialized from one that
+// initialized and called nothing.
+func countContacts(h *Hub) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			h.contact(method)
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // unknownTools sends a tools/call for a tool the server does not serve to the hub, so that
@@ -56,17 +69,27 @@ func unknownTools(hubFor func() *Hub, transport string) mcp.Middleware {
 	}
 }
 
-// mcpTool is how the wall lists a tool: its name, description and input schema, and the
-// annotations of a real server's tool (clients act on readOnlyHint and destructiveHint).
-// A real tool's outputSchema is not passed on: a fault's damaged structured content
-// would then fail the client's own validation instead of reaching the agent.
+// mcpTool is how the wall lists a tool: its name, description and input schema, and its
+// annotations (world.Annotations: derived from a simulated tool's effect, a real server's
+// own, the spec's over either; clients act on readOnlyHint and destructiveHint). A real
+// tool's outputSchema is not passed on: a fault's damaged structured content would then
+// fail the client's own validation instead of reaching the agent.
 func mcpTool(t spec.Tool) *mcp.Tool {
 	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: InputSchema(t)}
+	var a mcp.ToolAnnotations
 	if len(t.Annotations) > 0 {
-		var a mcp.ToolAnnotations
-		if json.Unmarshal(t.Annotations, &a) == nil {
-			mt.Annotations = &a
-		}
+		json.Unmarshal(t.Annotations, &a) // a real server's title and hints
+	}
+	h := world.Annotations(t)
+	if h.ReadOnly != nil {
+		a.ReadOnlyHint = *h.ReadOnly
+	}
+	if h.Idempotent != nil {
+		a.IdempotentHint = *h.Idempotent
+	}
+	a.DestructiveHint, a.OpenWorldHint = h.Destructive, h.OpenWorld
+	if a != (mcp.ToolAnnotations{}) {
+		mt.Annotations = &a
 	}
 	return mt
 }

@@ -40,10 +40,15 @@ func RelayMCPConfig(relay, socket string) string {
 	return mcpConfig(relay, []string{socket})
 }
 
+// RelayCodexConfig is the {codex_config} token with the relay (see WallCodexConfig).
+func RelayCodexConfig(relay, socket string) string {
+	return codexConfig(relay, []string{socket})
+}
+
 // StdioWall is the wall an agent starts over stdio for a served hub: Command is the
-// {wall} token, MCPConfig the {mcp_config} one.
+// {wall} token, MCPConfig the {mcp_config} one, CodexConfig the {codex_config} one.
 type StdioWall struct {
-	Command, MCPConfig string
+	Command, MCPConfig, CodexConfig string
 	// Stream is the hub's stream the relay connects to; nil when the wall is
 	// `chaos wall --hub URL`, bridged over HTTP.
 	Stream *StreamServer
@@ -55,7 +60,7 @@ type StdioWall struct {
 // Both record the same calls, with transport stdio. A non-nil error says why a relay that
 // is there is not used; the wall returned works all the same.
 func OpenStdioWall(srv *Server, bin, dir string) (StdioWall, error) {
-	bridge := StdioWall{Command: WallCommand(bin, srv.URL), MCPConfig: WallMCPConfig(bin, srv.URL)}
+	bridge := StdioWall{Command: WallCommand(bin, srv.URL), MCPConfig: WallMCPConfig(bin, srv.URL), CodexConfig: WallCodexConfig(bin, srv.URL)}
 	relay := FindRelay(bin)
 	if relay == "" {
 		return bridge, nil
@@ -67,7 +72,7 @@ func OpenStdioWall(srv *Server, bin, dir string) (StdioWall, error) {
 	if err != nil {
 		return bridge, err
 	}
-	return StdioWall{Command: RelayCommand(relay, st.Path), MCPConfig: RelayMCPConfig(relay, st.Path), Stream: st}, nil
+	return StdioWall{Command: RelayCommand(relay, st.Path), MCPConfig: RelayMCPConfig(relay, st.Path), CodexConfig: RelayCodexConfig(relay, st.Path), Stream: st}, nil
 }
 
 // Close stops serving the relay's stream, if there is one.

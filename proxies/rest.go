@@ -16,6 +16,7 @@ import (
 // body not sent as JSON.
 func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/tools/")
+	h.contact("")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("use POST /tools/%s with the arguments as a JSON object", name))

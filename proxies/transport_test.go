@@ -242,6 +242,16 @@ func TestMCPListTools(t *testing.T) {
 				if !jsonEqual(t, got.InputSchema, InputSchema(w)) {
 					t.Errorf("%s: input schema %v, want %s", w.Name, got.InputSchema, InputSchema(w))
 				}
+				// The example's tools carry annotations derived from their effect, so
+				// that clients which gate on them (Codex) call them.
+				wantHints := `{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}`
+				if w.Effect == spec.EffectWrite {
+					wantHints = `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}`
+				}
+				if !jsonEqual(t, got.Annotations, json.RawMessage(wantHints)) {
+					b, _ := json.Marshal(got.Annotations)
+					t.Errorf("%s: annotations %s, want %s", w.Name, b, wantHints)
+				}
 			}
 		})
 	}
@@ -580,4 +590,59 @@ func TestEvents(t *testing.T) {
 	if rows.Scan() {
 		t.Errorf("event after the session end: %s", rows.Text())
 	}
+}
+
+// TestReachCounts checks what the hub counts of an agent's contacts besides tool calls,
+// which is how a trial without a tool call says how far the agent got (report.Reach):
+// nothing before anyone connects; an MCP client's initialize and its initialized
+// notification on every MCP transport; a REST listing as a contact without a session.
+func TestReachCounts(t *testing.T) {
+	for _, tr := range mcpTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			h, _ := newTrial(t, faults.CleanID)
+			if got := h.Stats().Reach; got != (Reach{}) {
+				t.Fatalf("before any client: %+v, want zero", got)
+			}
+			cs := tr.connect(t, h)
+			if _, err := cs.ListTools(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			// This SDK speaks the sessionless protocol where it can (no initialize);
+			// its tools/list shows it ready either way.
+			st := h.Stats()
+			if st.Initialized < 1 || st.Contacts < 2 || st.Calls != 0 {
+				t.Errorf("after tools/list: %+v, want initialized >= 1, contacts >= 2, no call", st)
+			}
+		})
+	}
+	t.Run("initialize never completed", func(t *testing.T) {
+		// A client of the 2025 protocol that sends initialize and stops there.
+		h, _ := newTrial(t, faults.CleanID)
+		srv := serveHTTP(t, h)
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stalled","version":"0"}}}`
+		req, _ := http.NewRequest("POST", srv.MCPURL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got, want := h.Stats().Reach, (Reach{Contacts: 1, Initializing: 1}); got != want {
+			t.Errorf("after initialize alone: %+v, want %+v", got, want)
+		}
+	})
+	t.Run("rest", func(t *testing.T) {
+		h, _ := newTrial(t, faults.CleanID)
+		srv := serveHTTP(t, h)
+		resp, err := http.Get(srv.URL + "/openapi.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := h.Stats().Reach, (Reach{Contacts: 1}); got != want {
+			t.Errorf("after GET /openapi.json: %+v, want %+v", got, want)
+		}
+	})
 }

@@ -270,7 +270,7 @@ func (u *Upstream) serve(simSpec *spec.Spec) {
 				}
 			}
 			if o, ok := c.server.Tools[mt.Name]; ok {
-				t.Reply = o.Reply
+				t.Reply, t.Hints = o.Reply, o.Hints
 			}
 			u.tools = append(u.tools, t)
 			u.classes = append(u.classes, Classification{Tool: name, Server: c.server.Name, Remote: mt.Name, Effect: effect, From: from})

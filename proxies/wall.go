@@ -98,6 +98,46 @@ func WallCommand(bin, hubURL string) string {
 	return spec.ShellQuote(bin) + " wall --hub " + hubURL
 }
 
+// WallCodexConfig is the {codex_config} token: one `-c` override of Codex (`codex exec -c
+// {codex_config}`) that gives it the wall as its MCP server "chaos", started over stdio,
+// with its tools approved: `codex exec` runs with approval policy "never", under which
+// an MCP tool call that needs an approval is refused ("MCP tool call requires approval,
+// but approval policy is never"). Codex reads TOML, and the value of a `-c key=value` is
+// a TOML value, here an inline table.
+func WallCodexConfig(bin, hubURL string) string {
+	return codexConfig(bin, []string{"wall", "--hub", hubURL})
+}
+
+// codexConfig is Codex's -c override that starts the stdio server command with args, its
+// tools approved.
+func codexConfig(command string, args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = tomlString(a)
+	}
+	return fmt.Sprintf(`mcp_servers.chaos={command = %s, args = [%s], default_tools_approval_mode = "approve"}`,
+		tomlString(command), strings.Join(quoted, ", "))
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
 // WallMCPConfig is the {mcp_config} token: the MCP client configuration that starts the wall
 // over stdio, in the form Claude Code's --mcp-config and Cursor's mcp.json take. The
 // command and its arguments stand apart, so nothing needs quoting.

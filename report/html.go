@@ -42,6 +42,9 @@ type Page struct {
 	Agreement []Agreement `json:"agreement"`
 	Limits    []Limit     `json:"limits"`
 	Verdicts  []string    `json:"verdicts"`
+	// Warnings are shown above everything else (Warnings: trials that never met the
+	// wall, a clean condition that is not correct, nothing scored).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TrialView is a trial with its recorded calls, as the report shows it.
@@ -89,6 +92,14 @@ func Build(runs []*Run, agreement []Agreement) *Page {
 		}
 	}
 	p.Matrix = NewMatrix(entries, conditions)
+	for _, r := range runs {
+		for _, w := range Warnings(r.Results) {
+			if len(runs) > 1 {
+				w = r.Manifest.RunID + ": " + w
+			}
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
 	limits := map[[2]string]int{}
 	for _, t := range p.Trials {
 		if !Scored(t.Verdict) {

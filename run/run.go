@@ -33,6 +33,9 @@ type SpecRef struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
 	YAML []byte `json:"yaml"`
+	// Profile, when set, takes the place of the spec's agent.profile (chaos run
+	// --profile), as an agent command after -- takes the place of agent.command.
+	Profile string `json:"profile,omitempty"`
 }
 
 // ExperimentInput is the input of ExperimentWorkflow: the whole plan, decided by the
@@ -261,6 +264,10 @@ type TrialResult struct {
 	Infra string `json:"infra,omitempty"`
 	// VerdictWhy says why the verdict is what it is.
 	VerdictWhy string `json:"verdict_why,omitempty"`
+	// Unreached is why the trial has no verdict when the agent never met the wall: a
+	// code (report.UnreachedNoToolCall, ...) and, in UnreachedWhy, what to change.
+	Unreached    string `json:"unreached,omitempty"`
+	UnreachedWhy string `json:"unreached_why,omitempty"`
 	// Verdict is world x claim (see package report).
 	Verdict         string `json:"verdict"`
 	SuccessPossible bool   `json:"success_possible"`
@@ -315,6 +322,13 @@ type Summary struct {
 	// reached one.
 	ModelTrials int `json:"model_trials,omitempty"`
 	ModelCalls  int `json:"model_calls,omitempty"`
+	// Warnings are what must be read before any rate (report.Warnings); CleanNotCorrect
+	// lists the cells whose clean condition is not correct in every scored trial
+	// (report.CleanNotCorrect); Unscorable says no trial could be scored. Aggregate
+	// fills them from every trial's result, which the client never holds.
+	Warnings        []string `json:"warnings,omitempty"`
+	CleanNotCorrect []string `json:"clean_not_correct,omitempty"`
+	Unscorable      bool     `json:"unscorable,omitempty"`
 }
 
 // CellCount is a cell's headline: silent wrong trials over scored ones.

@@ -267,6 +267,21 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
+func TestParseAnnotations(t *testing.T) {
+	s, err := Parse("spec.yaml", []byte(base+"  - {name: list, annotations: {destructiveHint: false, openWorldHint: true}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	want := &Hints{Destructive: &no, OpenWorld: &yes}
+	if got := s.Tools[len(s.Tools)-1].Hints; !reflect.DeepEqual(got, want) {
+		t.Errorf("hints %+v, want %+v", got, want)
+	}
+	if s.Tools[0].Hints != nil {
+		t.Errorf("a tool without annotations: hints %+v, want none", s.Tools[0].Hints)
+	}
+}
+
 func TestParseProblems(t *testing.T) {
 	families := "phantom_success, phantom_failure, transient_error, permanent_error, session_drop, truncated_reply, premature_read, stale_read, data_anomaly, context_switch, empty_success"
 	tests := []struct {
@@ -289,6 +304,12 @@ func TestParseProblems(t *testing.T) {
 			[]string{`spec.yaml:3: unknown key "timout" in agent (did you mean timeout?)`}},
 		{"unknown server transport", base + "servers:\n  - {name: crm, url: \"https://h/sse\", transport: SSE}\n",
 			[]string{`spec.yaml:14: server "crm": unknown transport "SSE" (did you mean sse?)`}},
+		{"annotation not a boolean", base + "  - {name: list, annotations: {readOnlyHint: yes please}}\n",
+			[]string{`spec.yaml:13: tool "list": annotations: readOnlyHint must be true or false, got "yes please"`}},
+		{"unknown annotation", base + "  - {name: list, annotations: {read_only: true}}\n",
+			[]string{`spec.yaml:13: unknown key "read_only" in tool "list": annotations (did you mean readOnlyHint?)`}},
+		{"annotations not a mapping", base + "  - {name: list, annotations: [readOnlyHint]}\n",
+			[]string{`spec.yaml:13: tool "list": annotations must be a mapping of readOnlyHint, destructiveHint, idempotentHint, openWorldHint to true or false, got a list`}},
 		{"key given twice", base + "name: u\n",
 			[]string{`spec.yaml:13: key "name" given twice (first at line 1)`}},
 
@@ -377,7 +398,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown token", edit(`"run {task}"`, `"run {tsk} '{\"a\":1}' ${HOME}"`),
 			[]string{`spec.yaml:3: agent.command: unknown token {tsk} (did you mean {task}?)`}},
 		{"unknown token, nothing close", edit(`"run {task}"`, `"run {model}"`),
-			[]string{`spec.yaml:3: agent.command: unknown token {model} (known: {task}, {wall}, {mcp_config}, {wall_url}, {llm_url}, {sandbox}, {spec}, {chaos})`}},
+			[]string{`spec.yaml:3: agent.command: unknown token {model} (known: {task}, {wall}, {mcp_config}, {codex_config}, {wall_url}, {llm_url}, {sandbox}, {spec}, {chaos})`}},
 		{"unknown token on a later line of a block", edit(`agent: {command: "run {task}"}`, "agent:\n  command: |\n    run\n    {wal}"),
 			[]string{`spec.yaml:6: agent.command: unknown token {wal} (did you mean {wall}?)`}},
 		{"axis named like a token", base + "axes: {task: [a]}\n",

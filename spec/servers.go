@@ -47,6 +47,8 @@ type ServerTool struct {
 	// a fabricated success looks like it before the trial has seen one of its own.
 	Reply      string          `json:"reply,omitempty"`
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// Hints override the server's own annotations of the tool, as the wall lists it.
+	Hints *Hints `json:"hints,omitempty"`
 }
 
 // The transports a remote server may speak (servers[].transport).
@@ -174,7 +176,7 @@ func SecretRefs(v string) []string {
 
 var (
 	serverKeys     = []string{"name", "command", "args", "env", "url", "transport", "headers", "tools"}
-	serverToolKeys = []string{"effect", "reply", "structured"}
+	serverToolKeys = []string{"effect", "reply", "structured", "annotations"}
 	probeKeys      = []string{"mcp", "command", "timeout"}
 	mcpProbeKeys   = append([]string{"server", "tool", "args", "path"}, stateOps...)
 	sandboxToken   = regexp.MustCompile(`\{sandbox\}`)
@@ -316,7 +318,7 @@ func (d *decoder) serverTools(n *yaml.Node, where string) map[string]ServerTool 
 	for _, p := range d.pairs(n) {
 		tw := fmt.Sprintf("%s: tool %q", where, p.key.Value)
 		f := d.fields(p.val, tw, serverToolKeys, nil)
-		t := ServerTool{Reply: d.jsonText(f["reply"], tw+": reply")}
+		t := ServerTool{Reply: d.jsonText(f["reply"], tw+": reply"), Hints: d.hints(f["annotations"], tw)}
 		switch e := d.text(f["effect"], tw+": effect"); e {
 		case "":
 		case "none", "read", "write":

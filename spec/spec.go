@@ -88,7 +88,7 @@ type TextCheck struct {
 }
 
 // CommandTokens are the tokens agent.command may hold besides the names of the axes.
-var CommandTokens = []string{"task", "wall", "mcp_config", "wall_url", "llm_url", "sandbox", "spec", "chaos"}
+var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos"}
 
 // Profiles name the ways an agent's closing message is read.
 var Profiles = []string{"generic", "claude-code", "codex", "goose", "scripted"}
@@ -152,6 +152,19 @@ type Tool struct {
 	// destructiveHint, title, ...), passed on to the agent as they are; none for a
 	// simulated tool.
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Hints are the MCP tool annotations the spec writes (`annotations:`), which win
+	// over those derived from the effect (world.Annotations) and a real server's.
+	Hints *Hints `json:"hints,omitempty"`
+}
+
+// Hints are MCP tool annotations: what a client may assume of a tool before calling it.
+// Clients gate on them (Codex asks for approval of a tool not read-only), so the wall
+// gives every tool a set (world.Annotations). A nil field is not set.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	Idempotent  *bool `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool `json:"openWorldHint,omitempty"`
 }
 
 // StateCheck is a check of the final world: the value stored under Key.

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
 var (
-	nativeToolKeys  = []string{"name", "description", "input_schema", "effect", "key_field", "value_field", "key", "reply"}
+	nativeToolKeys  = []string{"name", "description", "input_schema", "effect", "key_field", "value_field", "key", "reply", "annotations"}
+	hintKeys        = []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 	nativeToolHints = map[string]string{"response": "reply"}
 )
 
@@ -70,9 +72,31 @@ func (d *decoder) tools(root, n *yaml.Node, known []string, replyKey string, hin
 		}
 		first[t.Name] = deref(f["name"]).Line
 		t.InputSchema = d.inputSchema(f["input_schema"], t, where)
+		t.Hints = d.hints(f["annotations"], where)
 		out = append(out, t)
 	}
 	return out
+}
+
+// hints reads a tool's `annotations:`: MCP's hints, each true or false.
+func (d *decoder) hints(n *yaml.Node, where string) *Hints {
+	if isNull(deref(n)) {
+		return nil
+	}
+	where += ": annotations"
+	if deref(n).Kind != yaml.MappingNode {
+		d.errorf(n, "%s must be a mapping of %s to true or false, got %s", where, strings.Join(hintKeys, ", "), got(n))
+		return nil
+	}
+	f := d.fields(n, where, hintKeys, map[string]string{"readonly": "readOnlyHint", "read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint", "open_world": "openWorldHint"})
+	flag := func(key string) *bool {
+		v, ok := d.boolean(f[key], where+": "+key)
+		if !ok {
+			return nil
+		}
+		return &v
+	}
+	return &Hints{ReadOnly: flag("readOnlyHint"), Destructive: flag("destructiveHint"), Idempotent: flag("idempotentHint"), OpenWorld: flag("openWorldHint")}
 }
 
 // peek is the text under key in mapping n, without checking anything: it names an item

@@ -211,3 +211,37 @@ func Clone(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// Annotations are the MCP tool annotations the wall lists for t: for a simulated tool,
+// derived from its effect (a source or a read is read-only and idempotent; a write
+// overwrites the value under its key, so it is destructive, and idempotent: the same call
+// twice leaves the same state; none reaches outside the simulated world); for a real
+// server's tool, the server's own. The spec's `annotations:` win over either. Clients
+// gate on these: without them MCP's defaults make every tool a destructive, open-world
+// one, and Codex refuses to call it without an approval.
+func Annotations(t spec.Tool) spec.Hints {
+	var h spec.Hints
+	if t.Server != "" {
+		if len(t.Annotations) > 0 {
+			json.Unmarshal(t.Annotations, &h)
+		}
+	} else {
+		yes, no := true, false
+		switch t.Effect {
+		case spec.EffectWrite:
+			h = spec.Hints{ReadOnly: &no, Destructive: &yes, Idempotent: &yes, OpenWorld: &no}
+		default:
+			h = spec.Hints{ReadOnly: &yes, Destructive: &no, Idempotent: &yes, OpenWorld: &no}
+		}
+	}
+	if o := t.Hints; o != nil {
+		for _, p := range []struct{ dst, src **bool }{
+			{&h.ReadOnly, &o.ReadOnly}, {&h.Destructive, &o.Destructive}, {&h.Idempotent, &o.Idempotent}, {&h.OpenWorld, &o.OpenWorld},
+		} {
+			if *p.src != nil {
+				*p.dst = *p.src
+			}
+		}
+	}
+	return h
+}

@@ -230,3 +230,40 @@ func TestReplies(t *testing.T) {
 		}
 	}
 }
+
+func TestAnnotations(t *testing.T) {
+	yes, no := true, false
+	hints := func(readOnly, destructive, idempotent, openWorld *bool) spec.Hints {
+		return spec.Hints{ReadOnly: readOnly, Destructive: destructive, Idempotent: idempotent, OpenWorld: openWorld}
+	}
+	tests := []struct {
+		name string
+		tool spec.Tool
+		want spec.Hints
+	}{
+		{"source", spec.Tool{Effect: spec.EffectNone}, hints(&yes, &no, &yes, &no)},
+		{"read", spec.Tool{Effect: spec.EffectRead}, hints(&yes, &no, &yes, &no)},
+		{"write overwrites its key", spec.Tool{Effect: spec.EffectWrite}, hints(&no, &yes, &yes, &no)},
+		{"the spec wins over the effect", spec.Tool{Effect: spec.EffectWrite, Hints: &spec.Hints{Destructive: &no, Idempotent: &no}}, hints(&no, &no, &no, &no)},
+		{"a real server's own", spec.Tool{Effect: spec.EffectWrite, Server: "db", Annotations: []byte(`{"title":"Insert","readOnlyHint":false,"destructiveHint":false}`)}, hints(&no, &no, nil, nil)},
+		{"a real server without any", spec.Tool{Effect: spec.EffectWrite, Server: "db"}, hints(nil, nil, nil, nil)},
+		{"the spec wins over a real server's", spec.Tool{Server: "db", Annotations: []byte(`{"readOnlyHint":true}`), Hints: &spec.Hints{ReadOnly: &no, OpenWorld: &yes}}, hints(&no, nil, nil, &yes)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := world.Annotations(tt.tool); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Annotations = %s, want %s", show(got), show(tt.want))
+			}
+		})
+	}
+}
+
+func show(h spec.Hints) string {
+	b := func(p *bool) string {
+		if p == nil {
+			return "-"
+		}
+		return map[bool]string{true: "true", false: "false"}[*p]
+	}
+	return "{readOnly " + b(h.ReadOnly) + ", destructive " + b(h.Destructive) + ", idempotent " + b(h.Idempotent) + ", openWorld " + b(h.OpenWorld) + "}"
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
 )
 
 // FaultsOptions are the inputs of `chaos faults`.
@@ -117,6 +119,7 @@ func faultsRun(opts *FaultsOptions) error {
 	if len(notAjantik) > 0 {
 		fmt.Fprintf(opts.IO.Out, "\nAjantik would not generate: %s (fault_set: ajantik, or auto_faults_set: ajantik in an Ajantik file, leaves them out)\n", strings.Join(notAjantik, ", "))
 	}
+	printToolHints(opts.IO.Out, s)
 	printModelArm(opts, s)
 	printClassification(opts.IO.Out, classes)
 	return nil
@@ -131,6 +134,25 @@ func isAjantik(s *spec.Spec, c faults.Condition) bool {
 		}
 	}
 	return faults.AjantikGenerates(s, c)
+}
+
+// printToolHints lists each tool with the MCP annotations the wall gives it
+// (world.Annotations), which clients such as Codex gate their calls on.
+func printToolHints(w io.Writer, s *spec.Spec) {
+	fmt.Fprintln(w, "\nTools as the wall lists them (MCP annotations: from the effect, a real server, or the spec's annotations:):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tEFFECT\treadOnlyHint\tdestructiveHint\tidempotentHint\topenWorldHint")
+	flag := func(p *bool) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, t := range s.Tools {
+		h := world.Annotations(t)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Effect, flag(h.ReadOnly), flag(h.Destructive), flag(h.Idempotent), flag(h.OpenWorld))
+	}
+	tw.Flush()
 }
 
 // printModelArm says what the spec's model table injects in every trial, beside each

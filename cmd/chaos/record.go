@@ -86,7 +86,7 @@ command takes the tokens {task} {wall} {wall_url} {mcp_config} {sandbox} {chaos}
 }
 
 // recordTokens are the tokens chaos record fills in.
-var recordTokens = []string{"task", "wall", "wall_url", "mcp_config", "sandbox", "chaos"}
+var recordTokens = []string{"task", "wall", "wall_url", "mcp_config", "codex_config", "sandbox", "chaos"}
 
 var tokenRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.]*)\}`)
 
@@ -167,7 +167,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	}
 	tokens := map[string]string{
 		"task": opts.Task, "wall": wall.Command, "wall_url": srv.URL,
-		"mcp_config": wall.MCPConfig, "sandbox": sandbox, "chaos": bin,
+		"mcp_config": wall.MCPConfig, "codex_config": wall.CodexConfig, "sandbox": sandbox, "chaos": bin,
 	}
 	// As in a trial: the command refers to the values through variables, never holds one.
 	command, probs := spec.FillCommand(spec.JoinCommand(opts.AgentCommand), func(name string) bool { _, ok := tokens[name]; return ok })

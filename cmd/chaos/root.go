@@ -22,6 +22,9 @@ const (
 	ExitOK         = 0
 	ExitBadInput   = 1
 	ExitUnexpected = 3
+	// ExitNoScore: the run finished, but no trial could be scored (the agent never met
+	// the wall, every trial timed out, no fault fired...): there is no rate to act on.
+	ExitNoScore = 4
 )
 
 // ExitError carries the exit code of a failed command.

@@ -39,7 +39,9 @@ type RunOptions struct {
 	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
 	PairWith     string
 	AgentCommand []string
-	Temporal     TemporalFlags
+	// Profile takes the place of the spec's agent.profile (how the closing message is read).
+	Profile  string
+	Temporal TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
 	HistoryLimit int
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
@@ -92,6 +94,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
 	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
 	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
+	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -168,6 +171,12 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		for _, c := range conds {
 			ids = append(ids, c.ID)
 		}
+	}
+	if opts.Profile != "" {
+		if !slices.Contains(spec.Profiles, opts.Profile) {
+			return nil, nil, nil, badInput(fmt.Errorf("unknown --profile %q (known: %s)", opts.Profile, strings.Join(spec.Profiles, ", ")))
+		}
+		s.Agent.Profile = opts.Profile
 	}
 	if len(opts.AgentCommand) == 0 && strings.TrimSpace(s.Agent.Command) == "" {
 		return nil, nil, nil, badInput(fmt.Errorf("%s names no agent command: add agent.command to the spec, or give one after -- (chaos run %s -- CMD)", opts.Spec, opts.Spec))
@@ -249,7 +258,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	fmt.Fprintf(opts.IO.Out, "run %s -> %s\n", runID, out)
 
 	in := run.ExperimentInput{
-		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data}, Plan: *plan,
+		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
@@ -266,10 +275,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if res.NeverArmed != "" {
 		return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
 	}
+	unscorable := res.Summary.Unscorable
 	if res.Results != nil { // a run started before results stayed on disk
-		return noModelCalls(s, res.Results)
+		if err := noModelCalls(s, res.Results); err != nil {
+			return err
+		}
+		unscorable = report.Unscorable(res.Results)
+	} else if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
+		return err
 	}
-	return noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls)
+	if unscorable {
+		return &ExitError{Code: ExitNoScore, Err: fmt.Errorf("no trial of run %s could be scored, so it has no rate: see the warnings above and %s",
+			res.RunID, filepath.Join(res.OutDir, "summary.txt"))}
+	}
+	return nil
 }
 
 // followRun shows the run's progress until it ends and returns its result. The first
@@ -387,11 +406,18 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
-	cells := res.Summary.Cells
-	if res.Results != nil {
-		cells = headline(res.Results)
+	// What must be known before any rate is read is printed before the rates.
+	warnings, notCorrect, cells := res.Summary.Warnings, res.Summary.CleanNotCorrect, res.Summary.Cells
+	if res.Results != nil { // a run started before results stayed on disk
+		warnings, notCorrect, cells = report.Warnings(res.Results), report.CleanNotCorrect(res.Results), headline(res.Results)
 	}
-	printHeadline(ios, cells)
+	if len(warnings) > 0 {
+		fmt.Fprintln(ios.Out)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(ios.Out, "warning: "+w)
+	}
+	printHeadline(ios, cells, len(notCorrect) > 0)
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))
@@ -402,13 +428,17 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 
 // printHeadline prints the number the run exists for, per cell: how often the agent said
 // "done" when the world was wrong, over the scored trials, with its 80% interval.
-func printHeadline(ios *IOStreams, byCell map[string]run.CellCount) {
+func printHeadline(ios *IOStreams, byCell map[string]run.CellCount, notComparable bool) {
 	cells := make([]string, 0, len(byCell))
 	for cell := range byCell {
 		cells = append(cells, cell)
 	}
 	sort.Strings(cells)
-	fmt.Fprintln(ios.Out, "\nsilent wrong (said done, world wrong), over scored trials, 80% interval:")
+	heading := "silent wrong (said done, world wrong), over scored trials, 80% interval:"
+	if notComparable {
+		heading = "silent wrong (said done, world wrong), over scored trials, 80% interval; NOT comparable: clean is not correct in every scored trial, so the other conditions cannot be read against it:"
+	}
+	fmt.Fprintln(ios.Out, "\n"+heading)
 	for _, cell := range cells {
 		c := byCell[cell]
 		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.SilentWrong, c.Scored))

@@ -81,3 +81,30 @@ func TestRunFlagBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRunProfileFlag: --profile takes the place of the spec's agent.profile, which is what
+// Verify reads the closing message by (run.SpecRef.Profile); an unknown one is bad input
+// naming the profiles there are.
+func TestRunProfileFlag(t *testing.T) {
+	tests := []struct {
+		profile string
+		code    int
+		want    string // in the error
+	}{
+		{"claude-code", ExitOK, ""},
+		{"codex", ExitOK, ""},
+		{"claude", ExitBadInput, `unknown --profile "claude" (known: generic, claude-code, codex, goose, scripted)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.profile, func(t *testing.T) {
+			opts := &RunOptions{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Spec: exampleSpec, Profile: tt.profile}
+			s, _, _, err := planSpec(opts)
+			if ExitCode(err) != tt.code || (tt.want != "" && !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("error %v (exit %d), want exit %d with %q", err, ExitCode(err), tt.code, tt.want)
+			}
+			if err == nil && s.Agent.Profile != tt.profile {
+				t.Errorf("agent.profile %q, want %q", s.Agent.Profile, tt.profile)
+			}
+		})
+	}
+}

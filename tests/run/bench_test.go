@@ -15,7 +15,8 @@ import (
 )
 
 // overheadSpec is the smallest spec: one cell, one tool nobody calls, an agent that does
-// nothing. Its trials cost what the harness costs.
+// nothing. Its trials cost what the harness costs (and none is scored: the agent never
+// meets the wall, so the run exits 4).
 const overheadSpec = `name: overhead
 task: Nothing.
 agent:
@@ -68,7 +69,11 @@ func BenchmarkTrialOverhead(b *testing.B) {
 			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
 				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
 			b.StopTimer()
-			r.MustSucceed(b, "chaos run")
+			// The agent calls nothing, so no trial is scored (it never met the wall):
+			// chaos run says so with exit 4, which is the run completing as it should.
+			if r.Code != 4 || !strings.Contains(r.Stdout, "no_tool_call") {
+				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: no_tool_call)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			}
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
 			start := time.Now()
