@@ -24,9 +24,16 @@ import (
 
 // RunOptions are the inputs of `chaos run`.
 type RunOptions struct {
-	IO          *IOStreams
-	Spec        string
-	Out         string
+	IO   *IOStreams
+	Spec string
+	// SpecData is the spec's text when it is not read from Spec (demo's embedded example;
+	// Spec then only names it). The run folder keeps it as spec.yaml, which the manifest
+	// and {spec} point at, so nothing refers to a file that is gone after the run.
+	SpecData []byte
+	Out      string
+	// RunsDir is where the run folder <run id> is made when Out is empty (default
+	// chaos-runs/<spec>).
+	RunsDir     string
 	Reps        int
 	Only        []string
 	Concurrency int
@@ -93,6 +100,14 @@ func addTemporalFlags(cmd *cobra.Command, f *TemporalFlags) {
 	cmd.Flags().StringVar(&f.DataDir, "data-dir", "", "where the embedded server keeps its history and logs (default $XDG_DATA_HOME/chaos)")
 }
 
+// runsDir is the folder that holds this spec's run folders when --out is not given.
+func runsDir(opts *RunOptions, s *spec.Spec) string {
+	if opts.RunsDir != "" {
+		return opts.RunsDir
+	}
+	return filepath.Join("chaos-runs", spec.PathSafe(s.Name))
+}
+
 func nowFunc() time.Time { return time.Now() }
 
 func newRunID(now time.Time) string {
@@ -117,9 +132,12 @@ func planPairedRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, string, er
 
 // planSpec loads the spec and plans the run.
 func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
-	data, err := os.ReadFile(opts.Spec)
-	if err != nil {
-		return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
+	data := opts.SpecData
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(opts.Spec); err != nil {
+			return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
+		}
 	}
 	s, err := spec.Parse(opts.Spec, data)
 	if err != nil {
@@ -187,7 +205,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	runID := opts.NewRunID(now)
 	out := opts.Out
 	if out == "" {
-		out = filepath.Join("chaos-runs", spec.PathSafe(s.Name), runID)
+		out = filepath.Join(runsDir(opts, s), runID)
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return err
@@ -196,6 +214,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return badInput(fmt.Errorf("create the run folder: %w", err))
 	}
 	specPath, _ := filepath.Abs(opts.Spec)
+	if opts.SpecData != nil {
+		specPath = filepath.Join(out, "spec.yaml")
+		if err := os.WriteFile(specPath, opts.SpecData, 0o644); err != nil {
+			return fmt.Errorf("keep the spec in the run folder: %w", err)
+		}
+	}
 
 	// The run is not stopped by Ctrl-C directly: the first one sends the abort signal and
 	// the run tears its trials down and writes its folder.
