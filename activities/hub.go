@@ -111,29 +111,13 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	llmURL := srv.URL + proxies.ModelPrefix
 	lt := &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
 	if model != nil {
-		lt.model, lt.llmURL = model, llmURL
+		lt.model, lt.llmURL = model, srv.URL+proxies.ModelPrefix
 	}
 	a.keep(t.Key(), lt)
 
-	tokens := map[string]string{
-		"task":       task.Prompt,
-		"wall":       proxies.WallCommand(bin, srv.URL),
-		"wall_url":   srv.URL,
-		"mcp_config": proxies.WallMCPConfig(bin, srv.URL),
-		// {llm_url} stands in for model.upstream: a client appends to it what it would
-		// append to the upstream (the loader refuses {llm_url} without an upstream).
-		"llm_url": llmURL,
-		"sandbox": in.Workspace.Dir,
-		"spec":    in.Workspace.SpecPath,
-		// {chaos} is this chaos binary, for agent commands that run its reference agents.
-		"chaos": bin,
-	}
-	for name, v := range t.Trial.Axes {
-		tokens[name] = v
-	}
+	tokens := agentTokens(bin, srv.URL, task.Prompt, in.Workspace.Dir, in.Workspace.SpecPath, t.Trial.Axes)
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: fillCommand(template, tokens)}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil

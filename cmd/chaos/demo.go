@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 // NewCmdDemo builds `chaos demo`: the shipped support-ticket spec, both reference agents,
 // every tool fault, on the embedded server, with the report at the end. It is `chaos run`
 // of the embedded example: the same --out, the same run id, the run folder named by it.
-func NewCmdDemo(ios *IOStreams) *cobra.Command {
+func NewCmdDemo(ios *IOStreams, runF func(context.Context, *RunOptions) error) *cobra.Command {
 	opts := &RunOptions{IO: ios, Now: nowFunc, NewRunID: newRunID}
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
@@ -25,6 +26,9 @@ report.html and the spec it ran (spec.yaml). It takes well under a minute.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec, opts.SpecData = "support-ticket.yaml", examples.SupportTicket
 			opts.RunsDir = filepath.Join("chaos-runs", "demo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
 			return runRun(cmd.Context(), opts)
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"golang.org/x/term"
 
+	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -98,6 +99,43 @@ func addTemporalFlags(cmd *cobra.Command, f *TemporalFlags) {
 	cmd.Flags().StringVar(&f.Address, "temporal", "", "Temporal frontend host:port (default: a running chaos server, else an embedded one)")
 	cmd.Flags().StringVar(&f.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	cmd.Flags().StringVar(&f.DataDir, "data-dir", "", "where the embedded server keeps its history and logs (default $XDG_DATA_HOME/chaos)")
+}
+
+// agentCommands fills in each cell's agent command as its trials will run it (the wall's
+// port and the sandbox as placeholders), one "agent CELL: COMMAND" line per cell, and
+// checks that the program each starts can be found where the trial will look for it.
+func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, error) {
+	template := spec.JoinCommand(opts.AgentCommand)
+	if template == "" {
+		template = s.Agent.Command
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the chaos binary: %w", err)
+	}
+	specPath, _ := filepath.Abs(opts.Spec)
+	env, _ := s.Agent.ExpandEnv(nil) // planSpec has checked it
+	path, ok := env["PATH"]
+	if !ok {
+		path = os.Getenv("PATH")
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, t := range p.Trials {
+		if seen[t.Cell] {
+			continue
+		}
+		seen[t.Cell] = true
+		cmd, err := activities.PreviewAgentCommand(s, t, template, bin, specPath)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		if err := activities.CheckAgentExecutable(cmd, s.Workspace, path); err != nil {
+			return nil, badInput(fmt.Errorf("cell %s: %w", t.Cell, err))
+		}
+		lines = append(lines, fmt.Sprintf("agent %s: %s", t.Cell, cmd))
+	}
+	return lines, nil
 }
 
 // runsDir is the folder that holds this spec's run folders when --out is not given.
@@ -194,11 +232,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	commands, err := agentCommands(opts, s, plan)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	if paired != "" {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
 	if opts.DryRun {
+		for _, c := range commands {
+			fmt.Fprintln(opts.IO.Out, c)
+		}
 		return nil
 	}
 	now := opts.Now()

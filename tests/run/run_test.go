@@ -84,8 +84,14 @@ func TestRunEndToEnd(t *testing.T) {
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--dry-run", "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
 		r.MustSucceed(t, "chaos run --dry-run")
-		if r.Stdout != plan+"\n" {
-			t.Errorf("stdout: %q\nwant    %q", r.Stdout, plan+"\n")
+		// The plan, then each cell's agent command as its trials will run it.
+		want := plan + "\n"
+		for _, cell := range cells {
+			want += "agent " + cell + ": " + strings.ReplaceAll(blindAgent(), "{wall}", "'"+chaosBin+" wall --hub http://127.0.0.1:PORT'")
+			want = strings.ReplaceAll(want, "{spec}", exampleSpec) + "\n"
+		}
+		if r.Stdout != want {
+			t.Errorf("stdout: %q\nwant    %q", r.Stdout, want)
 		}
 		for _, dir := range []string{out, data} {
 			if exists(dir) {
