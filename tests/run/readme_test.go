@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -19,7 +20,9 @@ func TestREADMECommands(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(t.TempDir(), "data")
 
-	demo := testkit.RunIn(t, home, chaosBin, env, runTimeout, "demo", "--data-dir", data)
+	// The demo's 38 trials: a bound for a starved machine, not a speed requirement.
+	const demoTimeout = 20 * time.Minute
+	demo := testkit.RunIn(t, home, chaosBin, env, demoTimeout, "demo", "--data-dir", data)
 	demo.MustSucceed(t, "chaos demo")
 	id := runIDOf(t, demo.Stdout)
 	folder := filepath.Join(home, "chaos-runs", "demo", id)

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -87,8 +90,8 @@ func TestRunEndToEnd(t *testing.T) {
 		// The plan, then each cell's agent command as its trials will run it.
 		want := plan + "\n"
 		for _, cell := range cells {
-			want += "agent " + cell + ": " + strings.ReplaceAll(blindAgent(), "{wall}", "'"+chaosBin+" wall --hub http://127.0.0.1:PORT'")
-			want = strings.ReplaceAll(want, "{spec}", exampleSpec) + "\n"
+			wall := spec.ShellQuote(proxies.WallCommand(chaosBin, activities.PreviewWallURL))
+			want += "agent " + cell + ": " + strings.NewReplacer("{wall}", wall, "{spec}", spec.ShellQuote(exampleSpec)).Replace(blindAgent()) + "\n"
 		}
 		if r.Stdout != want {
 			t.Errorf("stdout: %q\nwant    %q", r.Stdout, want)
