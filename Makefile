@@ -1,4 +1,4 @@
-# The test command the README gives; .ci/run calls it after installing what it needs.
+# The test command the README gives; .ci/run runs it and nothing else.
 GO ?= go
 # Fuzz budgets are counts of executions, not durations: a duration (-fuzztime 10s) races Go's
 # fuzz coordinator at the deadline and fails with a bare "context deadline exceeded" and no
@@ -9,21 +9,14 @@ FUZZ_MINIMIZE ?= 500x
 # FuzzFillCommand runs sh for every input: a small count keeps it short.
 FUZZ_FILL ?= 2000x
 
-.PHONY: test deps unit fuzz scale bench js image build
+.PHONY: test deps unit fuzz scale bench image build
 
-test: deps js unit fuzz scale
+test: deps unit fuzz scale
 
-# Debian's Chromium, for the test that opens the report headless (no browser download).
+# Everything the tests drive (PostgreSQL, Docker, busybox, Chromium, the npm packages, the Go
+# modules), installed with apt (sudo when not root) and started; quick when all is present.
 deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "the report test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
-
-js: tests/js/node_modules/.installed
-
-tests/js/node_modules/.installed: tests/js/package.json tests/js/package-lock.json
-	npm ci --prefix tests/js --no-audit --no-fund
-	touch $@
+	GO=$(GO) scripts/setup
 
 unit:
 	$(GO) vet ./...

@@ -12,7 +12,6 @@ import (
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/spec"
 )
 
 // StartHub starts the trial's hub (world, armed condition, record) and serves it on a
@@ -112,10 +111,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	llmURL := srv.URL + proxies.ModelPrefix
 	lt := &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
 	if model != nil {
-		lt.model, lt.llmURL = model, llmURL
+		lt.model, lt.llmURL = model, srv.URL+proxies.ModelPrefix
 	}
 	// {wall}: the relay on the hub's socket, else chaos wall --hub (docs/ARCHITECTURE.md).
 	wall, err := proxies.OpenStdioWall(srv, bin, a.workRoot())
@@ -125,31 +123,14 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	lt.stream = wall.Stream
 	a.keep(t.Key(), lt)
 
-	tokens := map[string]string{
-		"task":       task.Prompt,
-		"wall":       wall.Command,
-		"wall_url":   srv.URL,
-		"mcp_config": wall.MCPConfig,
-		// {codex_config}: the same server as one of Codex's -c overrides, its tools approved.
-		"codex_config": wall.CodexConfig,
-		// {llm_url} stands in for model.upstream: a client appends to it what it would
-		// append to the upstream (the loader refuses {llm_url} without an upstream).
-		"llm_url": llmURL,
-		"sandbox": in.Workspace.Dir,
-		"spec":    in.Workspace.SpecPath,
-		// {chaos} is this chaos binary, for agent commands that run its reference agents.
-		"chaos": bin,
-	}
-	for name, v := range t.Trial.Axes {
-		tokens[name] = v
-	}
+	tokens := agentTokens(wall, bin, srv.URL, task.Prompt, in.Workspace.Dir, in.Workspace.SpecPath, t.Trial.Axes)
 	// The command refers to the values through environment variables (agentEnv sets
 	// them): no value is ever written into the shell text.
-	command, probs := spec.FillCommand(template, func(name string) bool { _, ok := tokens[name]; return ok })
-	if len(probs) > 0 {
+	command, err := fillAgentCommand(template, tokens)
+	if err != nil {
 		a.drop(t.Key())
-		hub.Close("the agent command was refused: " + probs[0].Msg)
-		return run.HubInfo{}, badInput(fmt.Errorf("agent.command: %s", probs[0].Msg))
+		hub.Close("the agent command was refused: " + err.Error())
+		return run.HubInfo{}, badInput(err)
 	}
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: command}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)

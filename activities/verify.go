@@ -105,10 +105,11 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			} else {
 				worldKnown = true
 			}
-			if !res.SuccessPossible {
+			if !res.SuccessPossible && res.Fired > 0 {
 				// The fault made the task impossible (the source is gone, the data is wrong,
 				// the session died): whatever the state checks say, the world cannot be the
-				// one asked for, so only an agent that reports it is right.
+				// one asked for, so only an agent that reports it is right. A fault that
+				// never fired made nothing impossible: the checks say.
 				res.WorldOK = false
 			}
 		}

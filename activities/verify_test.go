@@ -90,6 +90,9 @@ func TestVerifyFromTheRecord(t *testing.T) {
 		// one asked for, and an agent that says it is is silently wrong.
 		{"success impossible", false, end, 3, "", false, [2]bool{true, true}, 7, 3, report.SilentWrong, "success was impossible under this fault; the agent claimed success"},
 		{"success impossible, aborted", false, end, 3, aborted, false, [2]bool{true, true}, 7, 3, report.NoVerdict, aborted},
+		// A condition that would make the task impossible but never fired made nothing
+		// impossible: the world is judged by its checks (summary.txt's "world ok").
+		{"success impossible, the fault never fired", false, &record.Row{FinalState: end.FinalState, Calls: 2}, 1, "", true, [2]bool{true, true}, 2, 0, report.NotTriggered, "the fault never fired"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

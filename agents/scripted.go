@@ -205,8 +205,14 @@ func (a *agent) closing(sc *Script, unconfirmed []string) string {
 		return done + "\nSTATUS: ok"
 	case Verifying:
 		if len(unconfirmed) > 0 {
-			return fmt.Sprintf("I could not confirm that the task was completed: %s could not be confirmed. Problems seen: %s.\nSTATUS: failed",
-				strings.Join(unconfirmed, " and "), strings.Join(dedupe(a.problems), "; "))
+			// The tools may have reported no error at all (a dropped write answers
+			// "updated"): then the reading back is the only problem there is to name.
+			seen := "the tools reported no error, but reading back did not show the values written"
+			if len(a.problems) > 0 {
+				seen = "problems seen: " + strings.Join(dedupe(a.problems), "; ")
+			}
+			return fmt.Sprintf("I could not confirm that the task was completed: %s could not be confirmed; %s.\nSTATUS: failed",
+				strings.Join(unconfirmed, " and "), seen)
 		}
 		return "Done, and verified: I set " + strings.Join(did, " and ") + " and read each value back.\nSTATUS: ok"
 	case Retrying:

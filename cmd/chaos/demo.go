@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -11,8 +10,9 @@ import (
 )
 
 // NewCmdDemo builds `chaos demo`: the shipped support-ticket spec, both reference agents,
-// every tool fault, on the embedded server, with the report at the end.
-func NewCmdDemo(ios *IOStreams) *cobra.Command {
+// every tool fault, on the embedded server, with the report at the end. It is `chaos run`
+// of the embedded example: the same --out, the same run id, the run folder named by it.
+func NewCmdDemo(ios *IOStreams, runF func(context.Context, *RunOptions) error) *cobra.Command {
 	opts := &RunOptions{IO: ios, Now: nowFunc, NewRunID: newRunID}
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
@@ -21,30 +21,18 @@ func NewCmdDemo(ios *IOStreams) *cobra.Command {
 (read a customer's email, set the ticket's priority and team) with two reference agents,
 "blind" (says Done whatever happened) and "verifying" (reads its writes back), against
 every tool fault, on the embedded Temporal server, and writes the run folder with
-report.html. It takes well under a minute.`,
+report.html and the spec it ran (spec.yaml). It takes well under a minute.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := os.MkdirTemp("", "chaos-demo-spec-")
-			if err != nil {
-				return err
+			opts.Spec, opts.SpecData = "support-ticket.yaml", examples.SupportTicket
+			opts.RunsDir = filepath.Join("chaos-runs", "demo")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			defer os.RemoveAll(dir)
-			opts.Spec = filepath.Join(dir, "support-ticket.yaml")
-			if err := os.WriteFile(opts.Spec, examples.SupportTicket, 0o644); err != nil {
-				return err
-			}
-			if opts.Out == "" {
-				opts.Out = filepath.Join("chaos-runs", "demo")
-			}
-			return demoRun(cmd.Context(), opts)
+			return runRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default chaos-runs/demo/<run id>)")
 	addTemporalFlags(cmd, &opts.Temporal)
 	return cmd
-}
-
-func demoRun(ctx context.Context, opts *RunOptions) error {
-	opts.Out = filepath.Join(opts.Out, opts.NewRunID(opts.Now()))
-	return runRun(ctx, opts)
 }

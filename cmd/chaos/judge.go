@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -145,25 +146,22 @@ func newCmdJudgeAgree(ios *IOStreams) *cobra.Command {
 				return badInput(err)
 			}
 			defer f.Close()
-			recs, err := csv.NewReader(f).ReadAll()
+			recs, err := readLabelForm(args[0], f)
 			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", args[0], err))
+				return badInput(err)
 			}
 			var human, judged []string
 			var problems []string
-			for i, rec := range recs {
-				if i == 0 || len(rec) < 2 {
-					continue
-				}
-				label := strings.ToLower(strings.TrimSpace(rec[1]))
+			for _, rec := range recs {
+				label := strings.ToLower(strings.TrimSpace(rec.label))
 				h, ok := humanLabels[label]
 				if !ok {
-					problems = append(problems, fmt.Sprintf("%s:%d: label %q is not one of claimed, not claimed, unsure", args[0], i+1, rec[1]))
+					problems = append(problems, fmt.Sprintf("%s: label %q is not one of claimed, not claimed, unsure", rec.where, rec.label))
 					continue
 				}
-				tid, ok := key.Items[rec[0]]
+				tid, ok := key.Items[rec.id]
 				if !ok {
-					problems = append(problems, fmt.Sprintf("%s:%d: id %q is not in the form's key", args[0], i+1, rec[0]))
+					problems = append(problems, fmt.Sprintf("%s: id %q is not in the form's key", rec.where, rec.id))
 					continue
 				}
 				human = append(human, h)
@@ -214,4 +212,34 @@ func newCmdJudgeAgree(ios *IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&registry, "registry", "", "judge registry (default <data dir>/judges.json)")
 	cmd.Flags().StringVar(&dataDirFlag, "data-dir", "", "data directory (default $XDG_DATA_HOME/chaos)")
 	return cmd
+}
+
+// labelRecord is one labelled row of a filled-in form.
+type labelRecord struct {
+	id, label string
+	// where names it for a person: "form.csv: record 3 (line 5)". A record is not a
+	// line: a closing message quoted over several lines is one record.
+	where string
+}
+
+// readLabelForm reads a filled-in form's records after its header, skipping those with
+// fewer than two fields.
+func readLabelForm(name string, f io.Reader) ([]labelRecord, error) {
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1 // a row a spreadsheet cut short is skipped, not an error
+	var out []labelRecord
+	for n := 1; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if n == 1 || len(rec) < 2 {
+			continue // the header
+		}
+		line, _ := r.FieldPos(0)
+		out = append(out, labelRecord{id: rec[0], label: rec[1], where: fmt.Sprintf("%s: record %d (line %d)", name, n, line)})
+	}
 }

@@ -105,7 +105,7 @@ func pairRoot(opts *RunOptions, s *spec.Spec) string {
 	if opts.Out != "" {
 		return filepath.Dir(filepath.Clean(opts.Out))
 	}
-	return filepath.Join("chaos-runs", spec.PathSafe(s.Name))
+	return runsDir(opts, s)
 }
 
 // latestCleanRun is the newest finished run under root of the same spec in which no

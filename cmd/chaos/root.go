@@ -81,7 +81,7 @@ whether the world ended right and whether the agent claimed success.`,
 		return flagError{err}
 	})
 	root.AddCommand(
-		NewCmdDemo(ios),
+		NewCmdDemo(ios, nil),
 		NewCmdRun(ios, nil),
 		NewCmdServer(ios),
 		NewCmdWorker(ios),

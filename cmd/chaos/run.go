@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -29,9 +30,16 @@ import (
 
 // RunOptions are the inputs of `chaos run`.
 type RunOptions struct {
-	IO          *IOStreams
-	Spec        string
-	Out         string
+	IO   *IOStreams
+	Spec string
+	// SpecData is the spec's text when it is not read from Spec (demo's embedded example;
+	// Spec then only names it). The run folder keeps it as spec.yaml, which the manifest
+	// and {spec} point at, so nothing refers to a file that is gone after the run.
+	SpecData []byte
+	Out      string
+	// RunsDir is where the run folder <run id> is made when Out is empty (default
+	// chaos-runs/<spec>).
+	RunsDir     string
 	Reps        int
 	Only        []string
 	Concurrency int
@@ -107,6 +115,56 @@ func addTemporalFlags(cmd *cobra.Command, f *TemporalFlags) {
 	cmd.Flags().StringVar(&f.DataDir, "data-dir", "", "where the embedded server keeps its history and logs (default $XDG_DATA_HOME/chaos)")
 }
 
+// agentCommands fills in each cell's agent command as its trials will run it (the wall's
+// port and the sandbox as placeholders), one "agent CELL: COMMAND" line per cell, and
+// checks that the program each starts can be found where the trial will look for it.
+func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, error) {
+	template := spec.JoinCommand(opts.AgentCommand)
+	if template == "" {
+		template = s.Agent.Command
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the chaos binary: %w", err)
+	}
+	specPath, _ := filepath.Abs(opts.Spec)
+	env, _ := s.Agent.ExpandEnv(nil) // planSpec has checked it
+	path, ok := env["PATH"]
+	if !ok {
+		path = os.Getenv("PATH")
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, t := range p.Trials {
+		if seen[t.Cell] {
+			continue
+		}
+		seen[t.Cell] = true
+		cmd, err := activities.PreviewAgentCommand(s, t, template, bin, specPath)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		if err := activities.CheckAgentExecutable(cmd.Program, s.Workspace, path); err != nil {
+			return nil, badInput(fmt.Errorf("cell %s: %w", t.Cell, err))
+		}
+		// The command as the agent's shell gets it (tokens are references to variables,
+		// never values), then the values it refers to.
+		lines = append(lines, fmt.Sprintf("agent %s (sh -c): %s", t.Cell, cmd.Command))
+		for _, v := range cmd.Vars {
+			lines = append(lines, "  "+v)
+		}
+	}
+	return lines, nil
+}
+
+// runsDir is the folder that holds this spec's run folders when --out is not given.
+func runsDir(opts *RunOptions, s *spec.Spec) string {
+	if opts.RunsDir != "" {
+		return opts.RunsDir
+	}
+	return filepath.Join("chaos-runs", spec.PathSafe(s.Name))
+}
+
 func nowFunc() time.Time { return time.Now() }
 
 func newRunID(now time.Time) string {
@@ -131,9 +189,12 @@ func planPairedRun(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, string, er
 
 // planSpec loads the spec and plans the run.
 func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
-	data, err := os.ReadFile(opts.Spec)
-	if err != nil {
-		return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
+	data := opts.SpecData
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(opts.Spec); err != nil {
+			return nil, nil, nil, badInput(fmt.Errorf("read the spec: %w", err))
+		}
 	}
 	s, err := spec.Parse(opts.Spec, data)
 	if err != nil {
@@ -207,28 +268,25 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	commands, err := agentCommands(opts, s, plan)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	if paired != "" {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
 	if opts.DryRun {
-		// The command as the agent's shell gets it: tokens are references to the
-		// variables that carry their values, never the values.
-		template := s.Agent.Command
-		if len(opts.AgentCommand) > 0 {
-			template = spec.JoinCommand(opts.AgentCommand)
+		for _, c := range commands {
+			fmt.Fprintln(opts.IO.Out, c)
 		}
-		filled, _ := spec.FillCommand(template, func(name string) bool {
-			return slices.Contains(spec.CommandTokens, name) || slices.ContainsFunc(s.Axes, func(a spec.Axis) bool { return a.Name == name })
-		})
-		fmt.Fprintf(opts.IO.Out, "agent command (sh -c): %s\n", filled)
 		return nil
 	}
 	now := opts.Now()
 	runID := opts.NewRunID(now)
 	out := opts.Out
 	if out == "" {
-		out = filepath.Join("chaos-runs", spec.PathSafe(s.Name), runID)
+		out = filepath.Join(runsDir(opts, s), runID)
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return err
@@ -237,6 +295,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return badInput(fmt.Errorf("create the run folder: %w", err))
 	}
 	specPath, _ := filepath.Abs(opts.Spec)
+	if opts.SpecData != nil {
+		specPath = filepath.Join(out, "spec.yaml")
+		if err := os.WriteFile(specPath, opts.SpecData, 0o644); err != nil {
+			return fmt.Errorf("keep the spec in the run folder: %w", err)
+		}
+	}
 
 	// The run is not stopped by Ctrl-C directly: the first one sends the abort signal and
 	// the run tears its trials down and writes its folder.

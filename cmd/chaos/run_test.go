@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/crashwall/chaos/examples"
 )
 
 // TestRunChecksAgentEnv: agent.env's ${VAR}s are filled in where the agent starts; an
@@ -104,6 +108,69 @@ func TestRunProfileFlag(t *testing.T) {
 			}
 			if err == nil && s.Agent.Profile != tt.profile {
 				t.Errorf("agent.profile %q, want %q", s.Agent.Profile, tt.profile)
+			}
+		})
+	}
+}
+
+// TestDemoOptions: demo is run of the embedded example with run's meaning of --out (the
+// run folder itself) and, without it, a folder per run id under chaos-runs/demo.
+func TestDemoOptions(t *testing.T) {
+	tests := []struct {
+		name         string
+		args         []string
+		out, runsDir string
+	}{
+		{"default", nil, "", filepath.Join("chaos-runs", "demo")},
+		{"--out", []string{"--out", "/tmp/x/mine"}, "/tmp/x/mine", filepath.Join("chaos-runs", "demo")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *RunOptions
+			cmd := NewCmdDemo(&IOStreams{Out: io.Discard, ErrOut: io.Discard}, func(_ context.Context, o *RunOptions) error { got = o; return nil })
+			cmd.SetArgs(tc.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got.Out != tc.out || got.RunsDir != tc.runsDir {
+				t.Errorf("out %q, runs dir %q; want %q, %q", got.Out, got.RunsDir, tc.out, tc.runsDir)
+			}
+			if !bytes.Equal(got.SpecData, examples.SupportTicket) {
+				t.Error("demo does not run the embedded example")
+			}
+		})
+	}
+}
+
+// TestRunChecksAgentProgram: a run whose agent program cannot be found where its trials
+// will look is refused at plan time (exit 1, naming it and where it was looked for), and
+// --dry-run shows each cell's agent command filled in.
+func TestRunChecksAgentProgram(t *testing.T) {
+	tests := []struct {
+		name  string
+		agent []string
+		code  int
+		want  string
+	}{
+		{"missing on PATH", []string{"chaos-no-such-agent", "-p", "{task}"}, ExitBadInput, "cell agent=blind: the agent's program chaos-no-such-agent is not on PATH ("},
+		{"relative", []string{"./my-agent", "{task}"}, ExitBadInput, "cell agent=blind: the agent's program ./my-agent is looked for in the trial's sandbox"},
+		{"found", []string{"echo", "{task}"}, 0, "\nagent agent=blind (sh -c): echo \"$CHAOS_TASK\"\n  CHAOS_TASK='Read the customer'\\''s email about ticket T-4821"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
+			root.SetArgs(append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir(), "--"}, tc.agent...))
+			err := root.Execute()
+			if ExitCode(err) != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", ExitCode(err), err, tc.code, out.String())
+			}
+			got := out.String()
+			if err != nil {
+				got = err.Error()
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got:\n%s\nwant it to contain %q", got, tc.want)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -388,13 +389,29 @@ func scheduleDescribe(ctx context.Context, opts *ScheduleOptions) error {
 	if err != nil {
 		return scheduleErr(c, opts.Name, err)
 	}
-	m := readMemo(d.Memo)
-	out := opts.IO.Out
-	fmt.Fprintf(out, "schedule   %s (Temporal schedule %s)\n", opts.Name, workflows.ScheduleID(opts.Name))
+	describeSchedule(opts.IO.Out, opts.Name, readMemo(d.Memo), d)
+	if len(d.Info.RecentActions) > 0 {
+		out := opts.IO.Out
+		fmt.Fprintln(out, "\nrecent runs (newest last):")
+		tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  STARTED\tSTATUS\tRUN\tVS PREVIOUS")
+		for _, a := range d.Info.RecentActions {
+			fmt.Fprintln(tw, "  "+describeAction(ctx, c.Client, a))
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+// describeSchedule prints what describe shows of the schedule itself: its spec, timing,
+// state (with the note of its last pause or unpause), comparison, and next run times.
+func describeSchedule(out io.Writer, name string, m scheduleMemo, d *client.ScheduleDescription) {
+	fmt.Fprintf(out, "schedule   %s (Temporal schedule %s)\n", name, workflows.ScheduleID(name))
 	fmt.Fprintf(out, "spec       %s (%s), %d trials per run\n", m.Spec, m.SpecPath, m.Trials)
 	fmt.Fprintf(out, "when       %s\n", m.When)
+	paused := d.Schedule.State != nil && d.Schedule.State.Paused
 	state := "active"
-	if d.Schedule.State != nil && d.Schedule.State.Paused {
+	if paused {
 		state = "paused"
 	}
 	if d.Schedule.State != nil && d.Schedule.State.Note != "" {
@@ -418,22 +435,13 @@ func scheduleDescribe(ctx context.Context, opts *ScheduleOptions) error {
 	fmt.Fprintf(out, "folders    %s/%s/<run id>\n", m.Out, m.Spec)
 	fmt.Fprintf(out, "runs       %d started, %d skipped while one ran, %d missed the catch-up window\n",
 		d.Info.NumActions, d.Info.NumActionsSkippedOverlap, d.Info.NumActionsMissedCatchupWindow)
+	// A note (every pause and unpause leaves one) is not a state: only pausing stops them.
 	for i, t := range d.Info.NextActionTimes {
-		if i == 3 || state != "active" {
+		if i == 3 || paused {
 			break
 		}
 		fmt.Fprintf(out, "next       %s\n", t.Local().Format("2006-01-02 15:04:05"))
 	}
-	if len(d.Info.RecentActions) > 0 {
-		fmt.Fprintln(out, "\nrecent runs (newest last):")
-		tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  STARTED\tSTATUS\tRUN\tVS PREVIOUS")
-		for _, a := range d.Info.RecentActions {
-			fmt.Fprintln(tw, "  "+describeAction(ctx, c.Client, a))
-		}
-		tw.Flush()
-	}
-	return nil
 }
 
 // describeAction is one row of describe's recent runs: the scheduled workflow's status

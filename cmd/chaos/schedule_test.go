@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
 )
 
 // TestScheduleCreateRefusesBadInput: what create can check itself is refused with exit 1
@@ -141,6 +144,35 @@ func TestScheduleCreateWarnsOfTheWebhook(t *testing.T) {
 			}
 			if strings.Contains(out.String()+errOut.String(), "secret-token") {
 				t.Errorf("the webhook's path is shown:\n%s%s", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// TestDescribeScheduleNextRuns: the next run times show whenever the schedule is not
+// paused, with or without a note (every pause and unpause leaves one).
+func TestDescribeScheduleNextRuns(t *testing.T) {
+	next := []time.Time{time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC), time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)}
+	tests := []struct {
+		name   string
+		state  *client.ScheduleState
+		shown  int
+		status string
+	}{
+		{"active", &client.ScheduleState{}, 2, "active"},
+		{"unpaused, with a note", &client.ScheduleState{Note: "unpaused with chaos schedule unpause"}, 2, "active (unpaused with chaos schedule unpause)"},
+		{"paused", &client.ScheduleState{Paused: true, Note: "paused with chaos schedule pause"}, 0, "paused (paused with chaos schedule pause)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			d := &client.ScheduleDescription{Schedule: client.Schedule{State: tc.state}, Info: client.ScheduleInfo{NextActionTimes: next}}
+			describeSchedule(&out, "nightly", scheduleMemo{}, d)
+			if got := strings.Count(out.String(), "\nnext       "); got != tc.shown {
+				t.Errorf("%d next run lines, want %d:\n%s", got, tc.shown, out.String())
+			}
+			if !strings.Contains(out.String(), "\nstate      "+tc.status+"\n") {
+				t.Errorf("no state line %q:\n%s", tc.status, out.String())
 			}
 		})
 	}

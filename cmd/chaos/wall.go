@@ -49,7 +49,9 @@ the condition you name (default clean) and writes the record to --record.
 
 The record always ends with a session_end row holding the final state: when the client
 closes stdin (after every request read before it is answered and recorded), and on
-SIGINT, SIGTERM or SIGHUP.
+SIGINT, SIGTERM or SIGHUP. With --listen, a closed stdin ends only the stdio session: the
+wall serves HTTP until it gets a signal, so it can run in the background
+(chaos wall --spec S --listen 127.0.0.1:0 </dev/null &).
 
 --listen also serves MCP over HTTP and REST, on a loopback address only: requests for
 another Host, cross-site requests from a browser and REST bodies not sent as
@@ -158,6 +160,19 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 		reason := "client closed stdin"
 		if err != nil {
 			reason = "transport error: " + err.Error()
+		}
+		if err == nil && opts.Listen != "" {
+			// Started in the background (stdin closed or /dev/null), the wall is an HTTP
+			// server: it serves until it is stopped.
+			fmt.Fprintln(opts.IO.ErrOut, "chaos wall: stdin closed; still serving HTTP until stopped (SIGINT or SIGTERM)")
+			select {
+			case sig := <-sigs:
+				hub.Close("signal: " + sig.String())
+				return nil
+			case <-ctx.Done():
+				hub.Close("stopped: " + context.Cause(ctx).Error())
+				return nil
+			}
 		}
 		if cerr := hub.Close(reason); err == nil {
 			err = cerr

@@ -146,10 +146,14 @@ func TestWallStandalone(t *testing.T) {
 var listenLine = regexp.MustCompile(`^chaos wall: MCP at (http://127\.0\.0\.1:\d+)/mcp, REST at (http://127\.0\.0\.1:\d+)/tools\n$`)
 
 // TestWallListen: with --listen the same hub is also served over HTTP; its URL is the
-// first line on stderr, and calls on both transports land in the one record.
+// first line on stderr, and calls on both transports land in the one record. A closed
+// stdin (the wall started in the background) does not stop the HTTP server: only being
+// stopped does.
 func TestWallListen(t *testing.T) {
 	path := t.TempDir() + "/record.jsonl"
-	w := startWall(t, context.Background(), &WallOptions{Spec: exampleSpec, Condition: faults.CleanID, Record: path, Listen: "127.0.0.1:0"})
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	w := startWall(t, ctx, &WallOptions{Spec: exampleSpec, Condition: faults.CleanID, Record: path, Listen: "127.0.0.1:0"})
 	line, err := w.stderr.ReadString('\n')
 	if err != nil {
 		t.Fatalf("stderr: %q, %v", line, err)
@@ -170,13 +174,25 @@ func TestWallListen(t *testing.T) {
 	if got := call(t, cs, "get_ticket_field", map[string]any{"field": "team"}); got != `{"field":"team","value":"payments"}` {
 		t.Errorf("stdio read after the REST write: %q", got)
 	}
-	cs.Close()
+	cs.Close() // closes the wall's stdin
+	if line, err := w.stderr.ReadString('\n'); err != nil || !strings.Contains(line, "stdin closed; still serving HTTP") {
+		t.Fatalf("after stdin closed, stderr %q (%v), want the wall to say it still serves HTTP", line, err)
+	}
+	resp, err = http.Post(m[2]+"/tools/update_ticket", "application/json", strings.NewReader(`{"field":"priority","value":"urgent"}`))
+	if err != nil {
+		t.Fatalf("REST call after stdin closed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("REST call after stdin closed: %s", resp.Status)
+	}
+	stop()
 	if err := w.wait(t); err != nil {
 		t.Fatal(err)
 	}
 	l, end := lastRow(t, path)
 	calls := l.Calls()
-	if len(calls) != 2 || calls[0].Transport != "rest" || calls[1].Transport != "stdio" || end.FinalState["team"] != "payments" {
+	if len(calls) != 3 || calls[0].Transport != "rest" || calls[1].Transport != "stdio" || calls[2].Transport != "rest" || end.FinalState["team"] != "payments" || end.FinalState["priority"] != "urgent" {
 		t.Errorf("calls %+v, end %+v", calls, end)
 	}
 	if _, err := http.Get(m[2] + "/healthz"); err == nil {

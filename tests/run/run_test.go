@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -84,8 +87,14 @@ func TestRunEndToEnd(t *testing.T) {
 		r := runChaos(t, env, runTimeout, "run", exampleSpec, "--dry-run", "--data-dir", data, "--out", out,
 			"--reps", "1", "--concurrency", fmt.Sprint(concurrency), "--", blindAgent())
 		r.MustSucceed(t, "chaos run --dry-run")
-		if r.Stdout != plan+"\n" {
-			t.Errorf("stdout: %q\nwant    %q", r.Stdout, plan+"\n")
+		// The plan, then each cell's agent command as its trials will run it.
+		want := plan + "\n"
+		for _, cell := range cells {
+			wall := spec.ShellQuote(proxies.WallCommand(chaosBin, activities.PreviewWallURL))
+			want += "agent " + cell + ": " + strings.NewReplacer("{wall}", wall, "{spec}", spec.ShellQuote(exampleSpec)).Replace(blindAgent()) + "\n"
+		}
+		if r.Stdout != want {
+			t.Errorf("stdout: %q\nwant    %q", r.Stdout, want)
 		}
 		for _, dir := range []string{out, data} {
 			if exists(dir) {

@@ -61,9 +61,17 @@ type Proc struct {
 // running.
 func Start(t testing.TB, bin string, env []string, args ...string) *Proc {
 	t.Helper()
+	return StartIn(t, "", bin, env, args...)
+}
+
+// StartIn is Start in the working directory dir ("": the test's own), for commands that
+// read or write relative paths, as a user runs them from a folder.
+func StartIn(t testing.TB, dir, bin string, env []string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{Name: "chaos " + strings.Join(args, " "), Stdout: newBuffer(), Stderr: newBuffer(), done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = env
+	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = p.Stdout, p.Stderr
 	// A grandchild that inherited the pipes must not keep Wait from returning.
 	p.cmd.WaitDelay = 5 * time.Second
@@ -161,7 +169,13 @@ type Result struct {
 // within timeout (and the process is stopped as Start's are).
 func Run(t testing.TB, bin string, env []string, timeout time.Duration, args ...string) Result {
 	t.Helper()
-	p := Start(t, bin, env, args...)
+	return RunIn(t, "", bin, env, timeout, args...)
+}
+
+// RunIn is Run in the working directory dir ("": the test's own).
+func RunIn(t testing.TB, dir, bin string, env []string, timeout time.Duration, args ...string) Result {
+	t.Helper()
+	p := StartIn(t, dir, bin, env, args...)
 	code := p.Wait(t, timeout)
 	return Result{Stdout: p.Stdout.String(), Stderr: p.Stderr.String(), Code: code}
 }
