@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/crashwall/chaos/proxies"
@@ -86,10 +87,11 @@ func PreviewAgentCommand(s *spec.Spec, t spec.TrialPlan, template, bin, specPath
 	p := AgentPreview{Command: command}
 	for _, kv := range spec.TokenEnv(tokens) {
 		name, v, _ := strings.Cut(kv, "=")
-		if strings.Contains(command, "$"+name) || strings.Contains(command, "${"+name+"}") {
+		if refersTo(command, name) {
 			p.Vars = append(p.Vars, name+"="+spec.ShellQuote(v))
 		}
 	}
+	sort.Strings(p.Vars)
 	p.Program = command
 	for _, kv := range spec.TokenEnv(tokens) {
 		name, v, _ := strings.Cut(kv, "=")
@@ -100,6 +102,29 @@ func PreviewAgentCommand(s *spec.Spec, t spec.TrialPlan, template, bin, specPath
 		}
 	}
 	return p, nil
+}
+
+// refersTo says whether the shell text refers to the variable name ($NAME or ${NAME}, and
+// not a longer name that starts with it).
+func refersTo(text, name string) bool {
+	if strings.Contains(text, "${"+name+"}") {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], "$"+name)
+		if j < 0 {
+			return false
+		}
+		end := i + j + 1 + len(name)
+		if end == len(text) || !isNameByte(text[end]) {
+			return true
+		}
+		i = end
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // CheckAgentExecutable says whether the program a filled-in agent command starts can be

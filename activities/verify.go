@@ -121,7 +121,8 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	reach := report.Reach{Profile: profile, Refused: closing.Refused}
 	if s != nil {
 		reach.Tools = len(s.Tools) > 0 || len(s.Servers) > 0
-		reach.ToolCalls = toolCalls(log)
+		// The record's calls, or the count its session_end holds (the wall's own count).
+		reach.ToolCalls = max(toolCalls(log), res.Calls)
 		if lt := a.live(in.Trial.Key()); lt != nil {
 			st := lt.hub.Stats()
 			reach.Live, reach.Contacts, reach.Initializing, reach.Initialized = true, st.Contacts, st.Initializing, st.Initialized

@@ -294,7 +294,9 @@ func TestWallAllowRemote(t *testing.T) {
 		}
 		return ""
 	}
-	w := startWall(t, context.Background(), &WallOptions{Spec: exampleSpec, Condition: faults.CleanID, Listen: "127.0.0.1:0", AllowRemote: true, Getenv: env})
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	w := startWall(t, ctx, &WallOptions{Spec: exampleSpec, Condition: faults.CleanID, Listen: "127.0.0.1:0", AllowRemote: true, Getenv: env})
 	line, err := w.stderr.ReadString('\n')
 	m := listenLine.FindStringSubmatch(line)
 	if err != nil || m == nil {
@@ -318,7 +320,7 @@ func TestWallAllowRemote(t *testing.T) {
 			t.Errorf("Authorization %q: %s, want %d", c.auth, resp.Status, c.want)
 		}
 	}
-	w.stdin.Close()
+	stop() // with --listen a closed stdin leaves HTTP serving: a signal ends the wall
 	if err := w.wait(t); err != nil {
 		t.Fatal(err)
 	}
