@@ -209,7 +209,9 @@ func TestHostileTaskRuns(t *testing.T) {
 	os.WriteFile(path, []byte(yaml), 0o644)
 	out := filepath.Join(w.tmp, "run")
 	r := testkit.Run(t, chaosBin, w.env, 10*time.Minute, "run", path, "--only", "clean", "--out", out)
-	if r.Code != 0 {
+	// The agent only prints: it never meets the wall, so the run has no score (exit 4).
+	// What is checked here is what the shell did with the values.
+	if r.Code != 4 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	stdouts, _ := filepath.Glob(filepath.Join(out, "trials", "*", "clean", "1", "stdout"))

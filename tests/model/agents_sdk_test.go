@@ -266,11 +266,13 @@ func TestRunRefusals(t *testing.T) {
 			!strings.Contains(r.Stderr, "details are in ") {
 			t.Fatalf("exit %d, stderr:\n%s\nwant exit 3 saying the fault can never be armed, with the log file", r.Code, r.Stderr)
 		}
-		// The trial failed with the reason, and has no verdict; the others never started.
+		// The trial ran to its end and has no verdict, the agent never having met the model
+		// proxy (report.Reach); the others never started.
 		var results []run.TrialResult
 		testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &results)
-		if len(results) != 3 || results[0].Outcome != run.OutcomeFailed || results[0].Verdict != "no_verdict" ||
-			!strings.HasPrefix(results[0].Reason, "no model call reached the model proxy at {llm_url} (http://127.0.0.1:") ||
+		if len(results) != 3 || results[0].Outcome != run.OutcomeCompleted || results[0].Verdict != "no_verdict" ||
+			results[0].Unreached != "no_model_call" ||
+			!strings.HasPrefix(results[0].VerdictWhy, "no model call reached the model proxy at {llm_url} (http://127.0.0.1:") ||
 			results[1].Outcome != run.OutcomeAborted || results[2].Outcome != run.OutcomeAborted {
 			t.Errorf("results %+v", results)
 		}
