@@ -168,7 +168,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 			select {
 			case sig := <-sigs:
 				hub.Close("signal: " + sig.String())
-				return nil
+				return &ExitError{Code: 128 + int(sig.(syscall.Signal)), Err: fmt.Errorf("stopped by %s; the record is closed", sig)}
 			case <-ctx.Done():
 				hub.Close("stopped: " + context.Cause(ctx).Error())
 				return nil
