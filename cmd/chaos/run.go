@@ -348,7 +348,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	} else if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
 		return err
 	}
-	if unscorable {
+	// A run someone aborted says so itself; it exits 0 as it did, its warnings printed.
+	if unscorable && res.Aborted == "" {
 		return &ExitError{Code: ExitNoScore, Err: fmt.Errorf("no trial of run %s could be scored, so it has no rate: see the warnings above and %s",
 			res.RunID, filepath.Join(res.OutDir, "summary.txt"))}
 	}

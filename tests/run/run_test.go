@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/proxies"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -89,9 +88,12 @@ func TestRunEndToEnd(t *testing.T) {
 		r.MustSucceed(t, "chaos run --dry-run")
 		// The plan, then each cell's agent command as its trials will run it.
 		want := plan + "\n"
+		// The command refers to its values through CHAOS_* variables; their values follow.
+		relay := filepath.Join(filepath.Dir(chaosBin), "chaos-relay")
+		wall := proxies.RelayCommand(relay, filepath.Join("WORKROOT", "wall-ID", "hub.sock"))
 		for _, cell := range cells {
-			wall := spec.ShellQuote(proxies.WallCommand(chaosBin, activities.PreviewWallURL))
-			want += "agent " + cell + ": " + strings.NewReplacer("{wall}", wall, "{spec}", spec.ShellQuote(exampleSpec)).Replace(blindAgent()) + "\n"
+			want += "agent " + cell + " (sh -c): " + strings.NewReplacer("{wall}", `"$CHAOS_WALL"`, "{spec}", `"$CHAOS_SPEC"`).Replace(blindAgent()) + "\n"
+			want += "  CHAOS_SPEC=" + spec.ShellQuote(exampleSpec) + "\n  CHAOS_WALL=" + spec.ShellQuote(wall) + "\n"
 		}
 		if r.Stdout != want {
 			t.Errorf("stdout: %q\nwant    %q", r.Stdout, want)

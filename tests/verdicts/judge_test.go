@@ -88,7 +88,7 @@ func TestJudgeSampleAndAgree(t *testing.T) {
 	w.WriteAll(recs)
 	f.Close()
 	_, errOut, code = chaos(t, "judge", "agree", form, "--agent", "scripted", "--language", "en")
-	if code != 1 || !strings.Contains(errOut, `form.csv:6: label "maybe" is not one of claimed, not claimed, unsure`) {
+	if code != 1 || !strings.Contains(errOut, `form.csv: record 6 (line 10): label "maybe" is not one of claimed, not claimed, unsure`) {
 		t.Errorf("a bad label gave exit %d: %s", code, errOut)
 	}
 
