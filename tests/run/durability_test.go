@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -38,7 +37,9 @@ func TestDurability(t *testing.T) {
 	mark := "sleep " + secs
 	// (The sleeps take their time from a variable, so that the marker is found in their
 	// command lines and not in chaos run's.)
-	agent := `s=` + secs + `; sleep $s & setsid sleep $s & sh -c 'sleep 2; exec ` + spec.ShellQuote(chaosBin) + ` agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec}`
+	// (chaos's path holds a space: it goes to the nested shell as an argument, "$2", never
+	// as text inside its code.)
+	agent := `s=` + secs + `; sleep $s & setsid sleep $s & sh -c 'sleep 2; exec "$2" agent scripted --style blind --transport stdio --wall-command "$0" --spec "$1"' {wall} {spec} {chaos}`
 	runProc := startChaos(t, env, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
 
