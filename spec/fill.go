@@ -439,33 +439,30 @@ func (f *filler) stepDouble() {
 			return
 		}
 	case strings.HasPrefix(rest, "$(("):
-		f.emit("$((")
-		f.i += 3
-		f.stack = append(f.stack, &frame{kind: fArith, close: ')'})
+		f.open("$((", &frame{kind: fArith, close: ')'})
 		return
 	case strings.HasPrefix(rest, "$["):
-		f.emit("$[")
-		f.i += 2
-		f.stack = append(f.stack, &frame{kind: fArith, close: ']'})
+		f.open("$[", &frame{kind: fArith, close: ']'})
 		return
 	case strings.HasPrefix(rest, "$("):
-		f.emit("$(")
-		f.i += 2
-		f.stack = append(f.stack, &frame{kind: fPlain, close: ')', cmd: &command{}})
+		f.open("$(", &frame{kind: fPlain, close: ')', cmd: &command{}})
 		return
 	case strings.HasPrefix(rest, "${"):
-		f.emit("${")
-		f.i += 2
-		f.stack = append(f.stack, &frame{kind: fParam, close: '}', quoted: true, start: f.i})
+		f.open("${", &frame{kind: fParam, close: '}', quoted: true, start: f.i})
 		return
 	case c == '`':
-		f.emit("`")
-		f.i++
-		f.stack = append(f.stack, &frame{kind: fPlain, close: '`', cmd: &command{}})
+		f.open("`", &frame{kind: fPlain, close: '`', cmd: &command{}})
 		return
 	}
 	f.emit(string(c))
 	f.i++
+}
+
+// open copies the opening text of a nested construct and enters it.
+func (f *filler) open(text string, fr *frame) {
+	f.emit(text)
+	f.i += len(text)
+	f.stack = append(f.stack, fr)
 }
 
 func (f *filler) stepParam() {
@@ -500,29 +497,19 @@ func (f *filler) stepParam() {
 		f.single(nil)
 		return
 	case c == '"':
-		f.emit(`"`)
-		f.i++
-		f.stack = append(f.stack, &frame{kind: fDouble})
+		f.open(`"`, &frame{kind: fDouble})
 		return
 	case strings.HasPrefix(rest, "$(("):
-		f.emit("$((")
-		f.i += 3
-		f.stack = append(f.stack, &frame{kind: fArith, close: ')'})
+		f.open("$((", &frame{kind: fArith, close: ')'})
 		return
 	case strings.HasPrefix(rest, "$("):
-		f.emit("$(")
-		f.i += 2
-		f.stack = append(f.stack, &frame{kind: fPlain, close: ')', cmd: &command{}})
+		f.open("$(", &frame{kind: fPlain, close: ')', cmd: &command{}})
 		return
 	case strings.HasPrefix(rest, "${"):
-		f.emit("${")
-		f.i += 2
-		f.stack = append(f.stack, &frame{kind: fParam, close: '}', quoted: fr.quoted, start: f.i})
+		f.open("${", &frame{kind: fParam, close: '}', quoted: fr.quoted, start: f.i})
 		return
 	case c == '`':
-		f.emit("`")
-		f.i++
-		f.stack = append(f.stack, &frame{kind: fPlain, close: '`', cmd: &command{}})
+		f.open("`", &frame{kind: fPlain, close: '`', cmd: &command{}})
 		return
 	}
 	f.emit(string(c))
