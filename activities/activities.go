@@ -16,7 +16,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/llm"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -55,19 +58,19 @@ type Activities struct {
 // liveTrial is the running part of a trial: its hub, served over HTTP.
 type liveTrial struct {
 	spec   *spec.Spec
-	hub    *proxies.Hub
-	srv    *proxies.Server
+	hub    *hub.Hub
+	srv    *httpwall.Server
 	record string // the record's path
 	// rows is the hub's event stream, subscribed before the hub served any call (see
 	// StartHub); WatchEvents reads it, a retried WatchEvents reads on.
 	rows        <-chan record.Row
 	unsubscribe func()
 	// model is the trial's model proxy at llmURL, nil when the spec has no model.upstream.
-	model  *proxies.ModelProxy
+	model  *llm.ModelProxy
 	llmURL string
 	// stream is the hub's MCP stream for the relay ({wall}), nil when {wall} bridges over
 	// HTTP instead.
-	stream *proxies.StreamServer
+	stream *stdio.StreamServer
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).

@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -16,7 +17,7 @@ import (
 // (wall), the wall at hubURL, the chaos binary bin, the task's prompt, the sandbox, the
 // spec's path, and the cell's axis values. StartHub fills the real command with them and
 // --dry-run a preview.
-func agentTokens(wall proxies.StdioWall, bin, hubURL, prompt, sandbox, specPath string, axes map[string]string) map[string]string {
+func agentTokens(wall stdio.StdioWall, bin, hubURL, prompt, sandbox, specPath string, axes map[string]string) map[string]string {
 	tokens := map[string]string{
 		"task":       prompt,
 		"wall":       wall.Command,
@@ -26,7 +27,7 @@ func agentTokens(wall proxies.StdioWall, bin, hubURL, prompt, sandbox, specPath 
 		"codex_config": wall.CodexConfig,
 		// {llm_url} stands in for model.upstream: a client appends to it what it would
 		// append to the upstream (the loader refuses {llm_url} without an upstream).
-		"llm_url": hubURL + proxies.ModelPrefix,
+		"llm_url": hubURL + httpwall.ModelPrefix,
 		"sandbox": sandbox,
 		"spec":    specPath,
 		// {chaos} is this chaos binary, for agent commands that run its reference agents.
@@ -72,12 +73,12 @@ func PreviewAgentCommand(s *spec.Spec, t spec.TrialPlan, template, bin, specPath
 	if err != nil {
 		return AgentPreview{}, err
 	}
-	wall := proxies.StdioWall{Command: proxies.WallCommand(bin, PreviewWallURL), MCPConfig: proxies.WallMCPConfig(bin, PreviewWallURL),
-		CodexConfig: proxies.WallCodexConfig(bin, PreviewWallURL)}
-	if relay := proxies.FindRelay(bin); relay != "" {
+	wall := stdio.StdioWall{Command: stdio.WallCommand(bin, PreviewWallURL), MCPConfig: stdio.WallMCPConfig(bin, PreviewWallURL),
+		CodexConfig: stdio.WallCodexConfig(bin, PreviewWallURL)}
+	if relay := stdio.FindRelay(bin); relay != "" {
 		sock := filepath.Join("WORKROOT", "wall-ID", "hub.sock")
-		wall = proxies.StdioWall{Command: proxies.RelayCommand(relay, sock), MCPConfig: proxies.RelayMCPConfig(relay, sock),
-			CodexConfig: proxies.RelayCodexConfig(relay, sock)}
+		wall = stdio.StdioWall{Command: stdio.RelayCommand(relay, sock), MCPConfig: stdio.RelayMCPConfig(relay, sock),
+			CodexConfig: stdio.RelayCodexConfig(relay, sock)}
 	}
 	tokens := agentTokens(wall, bin, PreviewWallURL, task.Prompt, PreviewSandbox, specPath, t.Axes)
 	command, err := fillAgentCommand(template, tokens)

@@ -9,7 +9,10 @@ import (
 	"strings"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/llm"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 )
@@ -84,10 +87,10 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		return run.HubInfo{}, fmt.Errorf("open the trial's record: %w", err)
 	}
 	// The model proxy writes its rows into the trial's record, beside the hub's.
-	var model *proxies.ModelProxy
+	var model *llm.ModelProxy
 	var extra map[string]http.Handler
 	if upstream != "" {
-		model, err = proxies.NewModelProxy(proxies.ModelProxyConfig{
+		model, err = llm.NewModelProxy(llm.ModelProxyConfig{
 			Upstream: upstream, Fault: s.Model.FaultName(), Rate: s.Model.Rate, Steps: s.Model.Steps,
 			Seed: t.Trial.Seed, Record: rec,
 			Context: faults.ModelContext{StaleValues: s.Model.StaleValues, Entities: s.Model.Entities},
@@ -96,9 +99,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 			rec.Close(record.Row{Reason: "the model proxy could not start: " + err.Error()})
 			return run.HubInfo{}, badInput(err)
 		}
-		extra = map[string]http.Handler{proxies.ModelPrefix + "/": http.StripPrefix(proxies.ModelPrefix, model)}
+		extra = map[string]http.Handler{httpwall.ModelPrefix + "/": http.StripPrefix(httpwall.ModelPrefix, model)}
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: toolSource(up)})
+	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: toolSource(up)})
 	if err != nil {
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
@@ -106,17 +109,17 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	started = true // the hub closes the servers now
 	// Subscribe before the hub serves anyone, so the watcher sees every row from the first.
 	rows, unsubscribe := hub.Subscribe()
-	srv, err := proxies.ServeWith(hub, proxies.ServeConfig{Addr: "127.0.0.1:0", Extra: extra})
+	srv, err := httpwall.ServeWith(hub, httpwall.ServeConfig{Addr: "127.0.0.1:0", Extra: extra})
 	if err != nil {
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
 	lt := &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
 	if model != nil {
-		lt.model, lt.llmURL = model, srv.URL+proxies.ModelPrefix
+		lt.model, lt.llmURL = model, srv.URL+httpwall.ModelPrefix
 	}
 	// {wall}: the relay on the hub's socket, else chaos wall --hub (docs/ARCHITECTURE.md).
-	wall, err := proxies.OpenStdioWall(srv, bin, a.workRoot())
+	wall, err := stdio.OpenStdioWall(srv, bin, a.workRoot())
 	if err != nil {
 		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -26,7 +27,7 @@ func modelYAML(t testing.TB, upstream, fault string) []byte {
 func modelCall(t *testing.T, llmURL, position string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, llmURL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"triage"}]}`))
-	req.Header.Set(proxies.PositionHeader, position)
+	req.Header.Set(llm.PositionHeader, position)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +41,9 @@ func modelCall(t *testing.T, llmURL, position string) (int, string) {
 // on the trial's server, writing into the trial's record; Verify reports what it saw and
 // fails the trial when the fault could not apply or no model call reached it.
 func TestTrialModelProxy(t *testing.T) {
-	toolCall := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
+	toolCall := httptest.NewServer(llm.NewStandin(llm.Script{{When: llm.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
 	t.Cleanup(toolCall.Close)
-	text := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Text: "Done."}}))
+	text := httptest.NewServer(llm.NewStandin(llm.Script{{When: llm.WhenStart, Text: "Done."}}))
 	t.Cleanup(text.Close)
 
 	tests := []struct {
@@ -74,8 +75,8 @@ func TestTrialModelProxy(t *testing.T) {
 			ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
 			hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
 			llmURL := hub.Tokens["llm_url"]
-			if llmURL != hub.URL+proxies.ModelPrefix {
-				t.Errorf("{llm_url} = %q, want the hub's URL + %s", llmURL, proxies.ModelPrefix)
+			if llmURL != hub.URL+httpwall.ModelPrefix {
+				t.Errorf("{llm_url} = %q, want the hub's URL + %s", llmURL, httpwall.ModelPrefix)
 			}
 			for _, pos := range tt.calls {
 				status, body := modelCall(t, llmURL, pos)
@@ -150,7 +151,7 @@ func TestModelManifest(t *testing.T) {
 // TestTrialSaysWhichFaultFired: a trial filed under a tool condition in which only the
 // model fault fired says so, in faults_fired and in its verdict's reason.
 func TestTrialSaysWhichFaultFired(t *testing.T) {
-	toolCall := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
+	toolCall := httptest.NewServer(llm.NewStandin(llm.Script{{When: llm.WhenStart, Tool: "update_ticket", Arguments: map[string]any{"field": "priority", "value": "urgent"}}}))
 	t.Cleanup(toolCall.Close)
 	a, env := newActivities(t)
 	in := trialInput(t, modelYAML(t, toolCall.URL, "tool_error_single"), examplePath, "phantom_success@update_ticket", "true")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -165,10 +165,10 @@ func TestStartHubWithoutRelay(t *testing.T) {
 	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
 	t.Cleanup(func() { a.Teardown(t.Context(), run.TeardownInput{Trial: in, Workspace: ws}) })
 	hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
-	if got, want := hub.Tokens["wall"], proxies.WallCommand(alone, hub.URL); got != want {
+	if got, want := hub.Tokens["wall"], stdio.WallCommand(alone, hub.URL); got != want {
 		t.Errorf("{wall} = %q; want %q", got, want)
 	}
-	if got, want := hub.Tokens["mcp_config"], proxies.WallMCPConfig(alone, hub.URL); got != want {
+	if got, want := hub.Tokens["mcp_config"], stdio.WallMCPConfig(alone, hub.URL); got != want {
 		t.Errorf("{mcp_config} = %q; want %q", got, want)
 	}
 	if lt := a.live(in.Key()); lt == nil || lt.stream != nil {
@@ -203,7 +203,7 @@ func TestStartHub(t *testing.T) {
 	if lt == nil || lt.stream == nil {
 		t.Fatal("the hub serves no stream for the relay")
 	}
-	relay, socket := filepath.Join(filepath.Dir(chaosBin), proxies.RelayName), lt.stream.Path
+	relay, socket := filepath.Join(filepath.Dir(chaosBin), stdio.RelayName), lt.stream.Path
 	for path, want := range map[string]os.FileMode{filepath.Dir(socket): 0o700, socket: 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v %v; want mode %v", path, fi.Mode().Perm(), err, want)

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -15,11 +16,11 @@ import (
 
 // openUpstream reaches the spec's real servers for a trial whose sandbox is dir; nil
 // when the spec has none. A server that cannot be reached is an error naming it.
-func openUpstream(ctx context.Context, s *spec.Spec, dir string) (*proxies.Upstream, error) {
+func openUpstream(ctx context.Context, s *spec.Spec, dir string) (*upstream.Upstream, error) {
 	if len(s.Servers) == 0 {
 		return nil, nil
 	}
-	up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s, Sandbox: dir})
+	up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s, Sandbox: dir})
 	if err != nil {
 		return nil, fmt.Errorf("reach the real servers: %w", err)
 	}
@@ -27,7 +28,7 @@ func openUpstream(ctx context.Context, s *spec.Spec, dir string) (*proxies.Upstr
 }
 
 // toolSource is up as the hub's source (nil, the simulated world, when there is none).
-func toolSource(up *proxies.Upstream) proxies.ToolSource {
+func toolSource(up *upstream.Upstream) hub.ToolSource {
 	if up == nil {
 		return nil
 	}
@@ -43,7 +44,7 @@ const defaultProbeTimeout = time.Minute
 // behind the wall, the writes the wall swallowed, from the record. It adds to res.Checks
 // and res.WorldOK, and returns why there is no verdict ("" when there is one).
 func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task, lt *liveTrial, log *record.Log, ws run.Workspace, res *run.TrialResult) string {
-	if why := proxies.UpstreamFailure(log); why != "" {
+	if why := upstream.UpstreamFailure(log); why != "" {
 		return why
 	}
 	var caller probes.MCPCaller
@@ -76,7 +77,7 @@ func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task
 			if timeout <= 0 {
 				timeout = defaultProbeTimeout
 			}
-			env := []string{"CHAOS_MCP_CONFIG=" + proxies.MCPConfig(s.Servers, ws.Dir)}
+			env := []string{"CHAOS_MCP_CONFIG=" + upstream.MCPConfig(s.Servers, ws.Dir)}
 			r = probes.CommandCheck(ctx, ws.Dir, []string{"sh", "-c", p.Command}, env, timeout)
 		default:
 			r = probes.Result{NoVerdict: fmt.Sprintf("unknown probe kind %q", p.Kind)}

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -205,7 +205,7 @@ func toolCalls(log *record.Log) int {
 	}
 	n := 0
 	for _, r := range log.Rows {
-		if r.Tool != "" && r.Transport != proxies.TransportLLM &&
+		if r.Tool != "" && r.Transport != llm.TransportLLM &&
 			(r.Type == record.TypeCall || r.Type == record.TypeRejected || r.Type == record.TypeError) {
 			n++
 		}
@@ -222,7 +222,7 @@ func modelResult(s *spec.Spec, lt *liveTrial, log *record.Log) (m *run.ModelResu
 	var refused string
 	if log != nil {
 		for _, r := range log.Rows {
-			if r.Transport != proxies.TransportLLM {
+			if r.Transport != llm.TransportLLM {
 				continue
 			}
 			switch {

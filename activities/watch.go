@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -125,7 +125,7 @@ func (w *watcher) see(r record.Row) string {
 	if r.Type != record.TypeCall && r.Type != record.TypeRejected {
 		return ""
 	}
-	if r.Transport == proxies.TransportLLM {
+	if r.Transport == llm.TransportLLM {
 		return "" // a model call through the model proxy, not a tool call
 	}
 	w.calls++

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/stdio"
 )
 
 // requireDocker is set by CI (.ci/run), which starts a Docker engine: there a missing
@@ -69,8 +69,8 @@ func TestWorkerImage(t *testing.T) {
 
 	t.Run("the relay sits next to chaos", func(t *testing.T) {
 		// The worker's trials start it as {wall}; without it they fall back to chaos wall --hub.
-		if relay := proxies.FindRelay(filepath.Join(rootfs, "bin", "chaos")); relay == "" {
-			t.Errorf("no executable bin/%s in the image", proxies.RelayName)
+		if relay := stdio.FindRelay(filepath.Join(rootfs, "bin", "chaos")); relay == "" {
+			t.Errorf("no executable bin/%s in the image", stdio.RelayName)
 		}
 	})
 

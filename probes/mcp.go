@@ -13,7 +13,7 @@ import (
 
 // MCPCaller calls a tool of a real MCP server directly, by the server's own name for the
 // tool: never through the wall, so no fault touches the call and nothing records it.
-// proxies.Upstream is one.
+// upstream.Upstream is one.
 type MCPCaller interface {
 	CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error)
 }

@@ -1,4 +1,4 @@
-package proxies
+package proxies_test
 
 import (
 	"bufio"
@@ -16,6 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -24,199 +27,24 @@ import (
 // stdio pipes and streamable HTTP, net/http for REST) and check what the agent receives
 // against what the record says happened.
 
-const exampleSpec = "../examples/support-ticket.yaml"
-
-// The example's fixed texts, as the spec writes them.
-const (
-	emailReply  = `{"ticket": "T-4821", "from": "dana@example.com", "date": "2026-11-02", "subject": "Checkout broken for all EU customers", "body": "Since this morning no customer in the EU can pay. This is urgent, please route to the payments team."}`
-	updateReply = `{"status": "updated"}`
-)
-
-// newTrial is a hub for one condition of the example spec, recording to a file that
-// the test reads back. The hub is closed at cleanup.
-func newTrial(tb testing.TB, condID string) (*Hub, string) {
-	tb.Helper()
-	path := tb.TempDir() + "/record.jsonl"
-	rec, err := record.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return newHub(tb, condID, rec), path
-}
-
-func newHub(tb testing.TB, condID string, rec *record.Writer) *Hub {
-	tb.Helper()
-	s, err := spec.Load(exampleSpec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cond, ok := faults.Find(conds, condID)
-	if !ok {
-		tb.Fatalf("the example has no condition %q", condID)
-	}
-	h, err := NewHub(Config{Spec: s, Condition: cond, Seed: s.Seed, Trial: tb.Name(), Record: rec})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { h.Close("test over") })
-	return h
-}
-
-// serveHTTP serves the hub on a loopback port until the test ends.
-func serveHTTP(tb testing.TB, h *Hub) *Server {
-	tb.Helper()
-	srv, err := Serve(h, "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { srv.Close() })
-	return srv
-}
-
-// pipes are the two ends of a stdio connection made of io.Pipes.
-type pipes struct {
-	serverIn  *io.PipeReader // what the wall reads (its stdin)
-	clientOut *io.PipeWriter // what the client writes
-	clientIn  *io.PipeReader // what the client reads
-	serverOut *io.PipeWriter // what the wall writes (its stdout)
-}
-
-func newPipes() pipes {
-	var p pipes
-	p.serverIn, p.clientOut = io.Pipe()
-	p.clientIn, p.serverOut = io.Pipe()
-	return p
-}
-
-// served is a wall running over pipes: done is closed when it returns err.
-type served struct {
-	done chan struct{}
-	err  error
-}
-
-// runWall runs serve (ServeStdio or Bridge) over pipes. At cleanup the client's end is
-// closed and the test waits for the wall to stop.
-func runWall(tb testing.TB, serve func(ctx context.Context, in io.Reader, out io.Writer) error) (pipes, *served) {
-	tb.Helper()
-	p := newPipes()
-	w := &served{done: make(chan struct{})}
-	go func() {
-		w.err = serve(context.Background(), p.serverIn, p.serverOut)
-		p.serverOut.Close()
-		close(w.done)
-	}()
-	tb.Cleanup(func() {
-		p.clientOut.Close()
-		p.clientIn.Close()
-		select {
-		case <-w.done:
-		case <-time.After(10 * time.Second):
-			tb.Error("the wall did not stop after its stdin was closed")
-		}
-	})
-	return p, w
-}
-
-// connect connects the SDK's client over t, closing the session at cleanup.
-func connect(tb testing.TB, t mcp.Transport) *mcp.ClientSession {
-	tb.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "transport-test", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), t, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func connectStdio(tb testing.TB, h *Hub) *mcp.ClientSession {
-	p, _ := runWall(tb, func(ctx context.Context, in io.Reader, out io.Writer) error { return ServeStdio(ctx, h, in, out) })
-	return connect(tb, &mcp.IOTransport{Reader: p.clientIn, Writer: p.clientOut})
-}
-
-func connectHTTP(tb testing.TB, h *Hub) *mcp.ClientSession {
-	srv := serveHTTP(tb, h)
-	return connect(tb, &mcp.StreamableClientTransport{Endpoint: srv.MCPURL()})
-}
-
-func connectBridge(tb testing.TB, h *Hub) *mcp.ClientSession {
-	srv := serveHTTP(tb, h)
-	p, _ := runWall(tb, func(ctx context.Context, in io.Reader, out io.Writer) error { return Bridge(ctx, srv.URL, in, out) })
-	return connect(tb, &mcp.IOTransport{Reader: p.clientIn, Writer: p.clientOut})
-}
-
 // mcpTransports are the ways an MCP client reaches the hub, with the transport the
 // record names for each: the bridge forwards over HTTP but records stdio, since that
 // is what the agent spoke.
 var mcpTransports = []struct {
 	name    string
-	connect func(testing.TB, *Hub) *mcp.ClientSession
+	connect func(testing.TB, *hub.Hub) *mcp.ClientSession
 	record  string
 }{
-	{"stdio", connectStdio, "stdio"},
-	{"http", connectHTTP, "http"},
-	{"bridge", connectBridge, "stdio"},
-	{"stream", connectStream, "stdio"}, // the relay's: stream_test.go
-}
-
-// callText calls a tool and returns its text and error flag; a JSON-RPC error fails the test.
-func callText(tb testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	tb.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		tb.Fatalf("%s(%v): %v", tool, args, err)
-	}
-	return resultText(res), res.IsError
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
-// readRecord reads the record as it stands (the writer writes a row per call, so
-// it can be read mid-trial).
-func readRecord(tb testing.TB, path string) *record.Log {
-	tb.Helper()
-	l, err := record.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return l
-}
-
-func jsonEqual(tb testing.TB, a, b any) bool {
-	tb.Helper()
-	norm := func(v any) any {
-		raw, ok := v.(json.RawMessage)
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(v); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		var out any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			tb.Fatal(err)
-		}
-		return out
-	}
-	return reflect.DeepEqual(norm(a), norm(b))
+	{"stdio", walltest.ConnectStdio, "stdio"},
+	{"http", walltest.ConnectHTTP, "http"},
+	{"bridge", walltest.ConnectBridge, "stdio"},
+	{"stream", walltest.ConnectStream, "stdio"}, // the relay's: stream_test.go
 }
 
 func TestMCPListTools(t *testing.T) {
 	for _, tr := range mcpTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			h, _ := newTrial(t, faults.CleanID)
+			h, _ := walltest.NewTrial(t, faults.CleanID)
 			cs := tr.connect(t, h)
 			list, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
@@ -239,8 +67,8 @@ func TestMCPListTools(t *testing.T) {
 				if got.Description != w.Description {
 					t.Errorf("%s: description %q, want %q", w.Name, got.Description, w.Description)
 				}
-				if !jsonEqual(t, got.InputSchema, InputSchema(w)) {
-					t.Errorf("%s: input schema %v, want %s", w.Name, got.InputSchema, InputSchema(w))
+				if !walltest.JSONEqual(t, got.InputSchema, hub.InputSchema(w)) {
+					t.Errorf("%s: input schema %v, want %s", w.Name, got.InputSchema, hub.InputSchema(w))
 				}
 				// The example's tools carry annotations derived from their effect, so
 				// that clients which gate on them (Codex) call them.
@@ -248,7 +76,7 @@ func TestMCPListTools(t *testing.T) {
 				if w.Effect == spec.EffectWrite {
 					wantHints = `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}`
 				}
-				if !jsonEqual(t, got.Annotations, json.RawMessage(wantHints)) {
+				if !walltest.JSONEqual(t, got.Annotations, json.RawMessage(wantHints)) {
 					b, _ := json.Marshal(got.Annotations)
 					t.Errorf("%s: annotations %s, want %s", w.Name, b, wantHints)
 				}
@@ -264,22 +92,22 @@ func TestMCPPhantomSuccess(t *testing.T) {
 	var first []string
 	for _, tr := range mcpTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			h, path := newTrial(t, "phantom_success@update_ticket")
+			h, path := walltest.NewTrial(t, "phantom_success@update_ticket")
 			cs := tr.connect(t, h)
 			steps := []struct {
 				tool string
 				args map[string]any
 				want string
 			}{
-				{"read_email", nil, emailReply},
-				{"update_ticket", map[string]any{"field": "priority", "value": "urgent"}, updateReply}, // faulted: not stored
-				{"update_ticket", map[string]any{"field": "team", "value": "payments"}, updateReply},
+				{"read_email", nil, walltest.EmailReply},
+				{"update_ticket", map[string]any{"field": "priority", "value": "urgent"}, walltest.UpdateReply}, // faulted: not stored
+				{"update_ticket", map[string]any{"field": "team", "value": "payments"}, walltest.UpdateReply},
 				{"get_ticket_field", map[string]any{"field": "priority"}, `{"field":"priority","value":"normal"}`},
 				{"get_ticket_field", map[string]any{"field": "team"}, `{"field":"team","value":"payments"}`},
 			}
 			var got []string
 			for _, st := range steps {
-				text, isErr := callText(t, cs, st.tool, st.args)
+				text, isErr := walltest.CallText(t, cs, st.tool, st.args)
 				if isErr || text != st.want {
 					t.Errorf("%s(%v) = %q (error %v), want %q", st.tool, st.args, text, isErr, st.want)
 				}
@@ -291,7 +119,7 @@ func TestMCPPhantomSuccess(t *testing.T) {
 				t.Errorf("replies differ from the first transport's:\n got %q\nwant %q", got, first)
 			}
 
-			calls := readRecord(t, path).Calls()
+			calls := walltest.ReadRecord(t, path).Calls()
 			if len(calls) != len(steps) {
 				t.Fatalf("record has %d call rows, want %d", len(calls), len(steps))
 			}
@@ -319,7 +147,7 @@ func TestMCPPhantomSuccess(t *testing.T) {
 func TestMCPRefusals(t *testing.T) {
 	for _, tr := range mcpTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			h, path := newTrial(t, "transient_error@update_ticket")
+			h, path := walltest.NewTrial(t, "transient_error@update_ticket")
 			cs := tr.connect(t, h)
 			ctx := context.Background()
 
@@ -333,15 +161,15 @@ func TestMCPRefusals(t *testing.T) {
 				t.Errorf("unknown tool: error %v, want JSON-RPC %d from the hub naming delete_ticket and the tools there are", err, jsonrpc.CodeInvalidParams)
 			}
 
-			text, isErr := callText(t, cs, "update_ticket", map[string]any{"field": "priority", "value": "urgent"})
+			text, isErr := walltest.CallText(t, cs, "update_ticket", map[string]any{"field": "priority", "value": "urgent"})
 			if !isErr || !strings.Contains(text, faults.TextUnavailable) {
 				t.Errorf("transient error: %q (error %v), want an isError result with %q", text, isErr, faults.TextUnavailable)
 			}
-			if text, isErr := callText(t, cs, "update_ticket", map[string]any{"field": "priority", "value": "urgent"}); isErr || text != updateReply {
-				t.Errorf("retry: %q (error %v), want %q", text, isErr, updateReply)
+			if text, isErr := walltest.CallText(t, cs, "update_ticket", map[string]any{"field": "priority", "value": "urgent"}); isErr || text != walltest.UpdateReply {
+				t.Errorf("retry: %q (error %v), want %q", text, isErr, walltest.UpdateReply)
 			}
 
-			l := readRecord(t, path)
+			l := walltest.ReadRecord(t, path)
 			var rejected []record.Row
 			for _, r := range l.Rows {
 				if r.Type == record.TypeRejected {
@@ -380,8 +208,8 @@ func TestREST(t *testing.T) {
 	priority := `{"field":"priority","value":"urgent"}`
 	const call, rejected = record.TypeCall, record.TypeRejected
 	cases := []restCase{
-		{"reply", faults.CleanID, nil, "POST", "update_ticket", priority, 200, updateReply, call},
-		{"source with empty body", faults.CleanID, nil, "POST", "read_email", "", 200, emailReply, call},
+		{"reply", faults.CleanID, nil, "POST", "update_ticket", priority, 200, walltest.UpdateReply, call},
+		{"source with empty body", faults.CleanID, nil, "POST", "read_email", "", 200, walltest.EmailReply, call},
 		{"tool failure", "transient_error@update_ticket", nil, "POST", "update_ticket", priority, 503, faults.TextUnavailable, call},
 		{"session drop", "session_drop@update_ticket", []string{priority}, "POST", "update_ticket", priority, 401, faults.TextSessionEnded, call},
 		{"array body", faults.CleanID, nil, "POST", "update_ticket", `[1]`, 400, "must be a JSON object, got an array", rejected},
@@ -392,19 +220,19 @@ func TestREST(t *testing.T) {
 		{"empty body to a write", faults.CleanID, nil, "POST", "update_ticket", "", 400, `missing properties: ["field" "value"]`, rejected},
 		{"unknown tool", faults.CleanID, nil, "POST", "close_ticket", priority, 404, `unknown tool "close_ticket"`, rejected},
 		{"GET", faults.CleanID, nil, "GET", "update_ticket", "", 405, "use POST /tools/update_ticket", ""},
-		{"too large", faults.CleanID, nil, "POST", "update_ticket", `{"field":"` + strings.Repeat("x", MaxMessageBytes) + `"}`, 413, "body too large", ""},
+		{"too large", faults.CleanID, nil, "POST", "update_ticket", `{"field":"` + strings.Repeat("x", mcpwall.MaxMessageBytes) + `"}`, 413, "body too large", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h, path := newTrial(t, c.cond)
-			srv := serveHTTP(t, h)
+			h, path := walltest.NewTrial(t, c.cond)
+			srv := walltest.ServeHTTP(t, h)
 			for _, b := range c.before {
-				if st, body := restCall(t, "POST", srv.URL+"/tools/update_ticket", b); st != 200 {
+				if st, body := walltest.RestCall(t, "POST", srv.URL+"/tools/update_ticket", b); st != 200 {
 					t.Fatalf("setup call: %d %s", st, body)
 				}
 			}
-			rowsBefore := len(readRecord(t, path).Rows)
-			status, body := restCall(t, c.method, srv.URL+"/tools/"+c.tool, c.body)
+			rowsBefore := len(walltest.ReadRecord(t, path).Rows)
+			status, body := walltest.RestCall(t, c.method, srv.URL+"/tools/"+c.tool, c.body)
 			if status != c.status {
 				t.Fatalf("status %d (%s), want %d", status, body, c.status)
 			}
@@ -425,7 +253,7 @@ func TestREST(t *testing.T) {
 			}
 
 			// The record has what the hub answered, as the agent got it.
-			rows := readRecord(t, path).Rows[rowsBefore:]
+			rows := walltest.ReadRecord(t, path).Rows[rowsBefore:]
 			if c.row == "" {
 				if len(rows) != 0 {
 					t.Errorf("a request that never reached the hub left rows: %+v", rows)
@@ -443,31 +271,9 @@ func TestREST(t *testing.T) {
 	}
 }
 
-func restCall(tb testing.TB, method, url, body string) (int, []byte) {
-	tb.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		tb.Errorf("%s %s: Content-Type %q, want application/json", method, url, ct)
-	}
-	return resp.StatusCode, b
-}
-
 func TestOpenAPI(t *testing.T) {
-	h, _ := newTrial(t, faults.CleanID)
-	srv := serveHTTP(t, h)
+	h, _ := walltest.NewTrial(t, faults.CleanID)
+	srv := walltest.ServeHTTP(t, h)
 	resp, err := http.Get(srv.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)
@@ -509,8 +315,8 @@ func TestOpenAPI(t *testing.T) {
 		if p.Post.OperationID != tool.Name || p.Post.Summary != tool.Description {
 			t.Errorf("%s: operationId %q summary %q", tool.Name, p.Post.OperationID, p.Post.Summary)
 		}
-		if !jsonEqual(t, p.Post.RequestBody.Content["application/json"].Schema, InputSchema(tool)) {
-			t.Errorf("%s: request schema %s, want %s", tool.Name, p.Post.RequestBody.Content["application/json"].Schema, InputSchema(tool))
+		if !walltest.JSONEqual(t, p.Post.RequestBody.Content["application/json"].Schema, hub.InputSchema(tool)) {
+			t.Errorf("%s: request schema %s, want %s", tool.Name, p.Post.RequestBody.Content["application/json"].Schema, hub.InputSchema(tool))
 		}
 		for _, code := range []string{"200", "400", "401", "404", "503"} {
 			if _, ok := p.Post.Responses[code]; !ok {
@@ -533,7 +339,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tool := range h.Tools() {
-		if i >= len(tools) || tools[i].Name != tool.Name || tools[i].Description != tool.Description || !jsonEqual(t, tools[i].InputSchema, InputSchema(tool)) {
+		if i >= len(tools) || tools[i].Name != tool.Name || tools[i].Description != tool.Description || !walltest.JSONEqual(t, tools[i].InputSchema, hub.InputSchema(tool)) {
 			t.Errorf("GET /tools = %+v, want the spec's tools in order", tools)
 			break
 		}
@@ -543,8 +349,8 @@ func TestOpenAPI(t *testing.T) {
 // TestEvents follows GET /events while calls are made on two transports: each row
 // arrives as its call is answered, and the stream ends with the session end.
 func TestEvents(t *testing.T) {
-	h, _ := newTrial(t, "phantom_success@update_ticket")
-	srv := serveHTTP(t, h)
+	h, _ := walltest.NewTrial(t, "phantom_success@update_ticket")
+	srv := walltest.ServeHTTP(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events", nil)
@@ -570,16 +376,16 @@ func TestEvents(t *testing.T) {
 		return r
 	}
 
-	restCall(t, "POST", srv.URL+"/tools/update_ticket", `{"field":"priority","value":"urgent"}`)
+	walltest.RestCall(t, "POST", srv.URL+"/tools/update_ticket", `{"field":"priority","value":"urgent"}`)
 	if r := next(); r.Type != record.TypeCall || r.Transport != "rest" || r.Hit == nil || !r.Hit.Fired {
 		t.Errorf("first event = %+v, want the faulted REST call", r)
 	}
-	cs := connectHTTP(t, h)
-	callText(t, cs, "get_ticket_field", map[string]any{"field": "priority"})
+	cs := walltest.ConnectHTTP(t, h)
+	walltest.CallText(t, cs, "get_ticket_field", map[string]any{"field": "priority"})
 	if r := next(); r.Type != record.TypeCall || r.Transport != "http" || r.Reply != `{"field":"priority","value":"normal"}` {
 		t.Errorf("second event = %+v, want the MCP read of the unchanged priority", r)
 	}
-	restCall(t, "POST", srv.URL+"/tools/update_ticket", `[1]`)
+	walltest.RestCall(t, "POST", srv.URL+"/tools/update_ticket", `[1]`)
 	if r := next(); r.Type != record.TypeRejected || r.Status != 400 {
 		t.Errorf("third event = %+v, want the rejected call", r)
 	}
@@ -599,8 +405,8 @@ func TestEvents(t *testing.T) {
 func TestReachCounts(t *testing.T) {
 	for _, tr := range mcpTransports {
 		t.Run(tr.name, func(t *testing.T) {
-			h, _ := newTrial(t, faults.CleanID)
-			if got := h.Stats().Reach; got != (Reach{}) {
+			h, _ := walltest.NewTrial(t, faults.CleanID)
+			if got := h.Stats().Reach; got != (hub.Reach{}) {
 				t.Fatalf("before any client: %+v, want zero", got)
 			}
 			cs := tr.connect(t, h)
@@ -617,8 +423,8 @@ func TestReachCounts(t *testing.T) {
 	}
 	t.Run("initialize never completed", func(t *testing.T) {
 		// A client of the 2025 protocol that sends initialize and stops there.
-		h, _ := newTrial(t, faults.CleanID)
-		srv := serveHTTP(t, h)
+		h, _ := walltest.NewTrial(t, faults.CleanID)
+		srv := walltest.ServeHTTP(t, h)
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stalled","version":"0"}}}`
 		req, _ := http.NewRequest("POST", srv.MCPURL(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -629,19 +435,19 @@ func TestReachCounts(t *testing.T) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if got, want := h.Stats().Reach, (Reach{Contacts: 1, Initializing: 1}); got != want {
+		if got, want := h.Stats().Reach, (hub.Reach{Contacts: 1, Initializing: 1}); got != want {
 			t.Errorf("after initialize alone: %+v, want %+v", got, want)
 		}
 	})
 	t.Run("rest", func(t *testing.T) {
-		h, _ := newTrial(t, faults.CleanID)
-		srv := serveHTTP(t, h)
+		h, _ := walltest.NewTrial(t, faults.CleanID)
+		srv := walltest.ServeHTTP(t, h)
 		resp, err := http.Get(srv.URL + "/openapi.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if got, want := h.Stats().Reach, (Reach{Contacts: 1}); got != want {
+		if got, want := h.Stats().Reach, (hub.Reach{Contacts: 1}); got != want {
 			t.Errorf("after GET /openapi.json: %+v, want %+v", got, want)
 		}
 	})

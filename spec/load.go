@@ -235,7 +235,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	}
 	d.checkProbes(s.Tasks, s.Servers)
 
-	// The servers' tools are known only once they are reached (proxies.Discover), so
+	// The servers' tools are known only once they are reached (upstream.Discover), so
 	// faults and conditions are checked against them then (faults.Generate).
 	known := s.Tools
 	if len(s.Servers) > 0 {

@@ -15,7 +15,7 @@ import (
 
 // Server is a real MCP server behind the wall: a stdio command or a remote URL, reached
 // over streamable HTTP or (Transport "sse") the older HTTP+SSE transport. Its tools are
-// found when the run is planned (proxies.Discover) and served besides the spec's
+// found when the run is planned (upstream.Discover) and served besides the spec's
 // simulated tools.
 //
 // Secrets are written as ${VAR} in Env and Headers (and in the URL's query) and expanded

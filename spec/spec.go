@@ -39,7 +39,7 @@ type Spec struct {
 	Agent Agent  `json:"agent"`
 	Tools []Tool `json:"tools"`
 	// Servers are real MCP servers behind the wall; their tools join Tools when the run is
-	// planned (proxies.Discover).
+	// planned (upstream.Discover).
 	Servers      []Server       `json:"servers,omitempty"`
 	InitialState map[string]any `json:"initial_state,omitempty"`
 	// Faults lists the tool fault families to generate (empty or ["all"]: every family that applies).

@@ -12,13 +12,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
 
-// hub serves the example spec's clean hub on a stream, recording to a file.
-func hub(t *testing.T) (*proxies.Hub, *proxies.StreamServer, string) {
+// serveHub serves the example spec's clean hub on a stream, recording to a file.
+func serveHub(t *testing.T) (*hub.Hub, *stdio.StreamServer, string) {
 	t.Helper()
 	s, err := spec.Load(filepath.Join("..", "..", "examples", "support-ticket.yaml"))
 	if err != nil {
@@ -34,11 +35,11 @@ func hub(t *testing.T) (*proxies.Hub, *proxies.StreamServer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := proxies.NewHub(proxies.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "relay", Record: rec})
+	h, err := hub.NewHub(hub.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "relay", Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := proxies.ServeStream(h, os.TempDir())
+	st, err := stdio.ServeStream(h, os.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func hub(t *testing.T) (*proxies.Hub, *proxies.StreamServer, string) {
 
 // relay runs the relay on st with pipes for stdin and stdout and returns the MCP SDK's
 // client session over them, stdin's writer (to close it), and the exit code once it ends.
-func relay(t *testing.T, st *proxies.StreamServer) (*mcp.ClientSession, *io.PipeWriter, <-chan int) {
+func relay(t *testing.T, st *stdio.StreamServer) (*mcp.ClientSession, *io.PipeWriter, <-chan int) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -68,7 +69,7 @@ func relay(t *testing.T, st *proxies.StreamServer) (*mcp.ClientSession, *io.Pipe
 
 func TestRelay(t *testing.T) {
 	t.Run("calls reach the hub and are recorded; stdin's end ends the relay", func(t *testing.T) {
-		h, st, path := hub(t)
+		h, st, path := serveHub(t)
 		cs, _, code := relay(t, st)
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "update_ticket", Arguments: map[string]any{"field": "team", "value": "payments"}})
 		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != `{"status": "updated"}` {
@@ -88,7 +89,7 @@ func TestRelay(t *testing.T) {
 		}
 	})
 	t.Run("the hub closing ends the relay while stdin is open", func(t *testing.T) {
-		_, st, _ := hub(t)
+		_, st, _ := serveHub(t)
 		cs, stdin, code := relay(t, st)
 		defer stdin.Close()
 		if _, err := cs.ListTools(context.Background(), nil); err != nil {

@@ -8,9 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/spf13/cobra"
-
-	"github.com/crashwall/chaos/proxies"
 )
 
 // NewCmdModel builds `chaos model`, the commands about the model layer.
@@ -66,7 +65,7 @@ model.upstream, write it the same way (the model proxy's {llm_url} stands in for
 }
 
 func standinRun(ctx context.Context, opts *StandinOptions) error {
-	script, err := proxies.LoadScript(opts.Script)
+	script, err := llm.LoadScript(opts.Script)
 	if err != nil {
 		return badInput(err)
 	}
@@ -74,7 +73,7 @@ func standinRun(ctx context.Context, opts *StandinOptions) error {
 	if err != nil {
 		return badInput(fmt.Errorf("listen on %s: %w", opts.Listen, err))
 	}
-	srv := &http.Server{Handler: proxies.NewStandin(script), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: llm.NewStandin(script), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	url := "http://" + ln.Addr().String()

@@ -25,7 +25,8 @@ import (
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/spec"
@@ -39,11 +40,11 @@ func discoverServers(s *spec.Spec) (*spec.Spec, error) {
 }
 
 // discoverClassified is discoverServers, also saying how each server tool was classified.
-func discoverClassified(s *spec.Spec) (*spec.Spec, []proxies.Classification, error) {
+func discoverClassified(s *spec.Spec) (*spec.Spec, []upstream.Classification, error) {
 	if len(s.Servers) == 0 {
 		return s, nil, nil
 	}
-	out, classes, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{})
+	out, classes, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{})
 	if err != nil {
 		where := s.Path
 		if where == "" {
@@ -55,7 +56,7 @@ func discoverClassified(s *spec.Spec) (*spec.Spec, []proxies.Classification, err
 }
 
 // printClassification shows which server tools write, and where that came from.
-func printClassification(w io.Writer, classes []proxies.Classification) {
+func printClassification(w io.Writer, classes []upstream.Classification) {
 	if len(classes) == 0 {
 		return
 	}
@@ -275,7 +276,7 @@ func proxyServe(ctx context.Context, opts *ProxyOptions) error {
 		return err
 	}
 	s := &spec.Spec{Name: opts.Name, Servers: []spec.Server{{Name: sv.Name, Command: sv.Command, Args: sv.Args}}}
-	up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s})
+	up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s})
 	if err != nil {
 		return err
 	}
@@ -307,7 +308,7 @@ func proxyServe(ctx context.Context, opts *ProxyOptions) error {
 		case <-ctx.Done():
 		}
 	}()
-	return proxies.ServeUpstream(ctx, up, m.hub, opts.IO.In, opts.IO.Out)
+	return upstream.ServeUpstream(ctx, up, m.hub, opts.IO.In, opts.IO.Out)
 }
 
 // manualProxy follows the open run: a hub (fault armed, record written) while one is
@@ -315,15 +316,15 @@ func proxyServe(ctx context.Context, opts *ProxyOptions) error {
 type manualProxy struct {
 	dir  string
 	name string
-	up   *proxies.Upstream
+	up   *upstream.Upstream
 
 	mu    sync.Mutex
 	runID string
-	h     *proxies.Hub
+	h     *hub.Hub
 }
 
 // hub is the hub of the run open now, opened or closed as the run state says.
-func (m *manualProxy) hub() *proxies.Hub {
+func (m *manualProxy) hub() *hub.Hub {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	run, ok := readRun(filepath.Join(m.dir, "current.json"))
@@ -345,7 +346,7 @@ func (m *manualProxy) hub() *proxies.Hub {
 		cond.Every = true
 	}
 	// The hub must not close the servers when a run ends: they serve the next one.
-	h, err := proxies.NewHub(proxies.Config{Spec: m.up.Spec(), Condition: cond, Seed: run.Seed, Trial: run.ID, Record: rec, Source: keepOpen{m.up}})
+	h, err := hub.NewHub(hub.Config{Spec: m.up.Spec(), Condition: cond, Seed: run.Seed, Trial: run.ID, Record: rec, Source: keepOpen{m.up}})
 	if err != nil {
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return nil
@@ -355,7 +356,7 @@ func (m *manualProxy) hub() *proxies.Hub {
 }
 
 // keepOpen is the servers without their Close, for a hub that must not close them.
-type keepOpen struct{ *proxies.Upstream }
+type keepOpen struct{ *upstream.Upstream }
 
 func (keepOpen) Close() error { return nil }
 

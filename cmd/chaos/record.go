@@ -23,7 +23,10 @@ import (
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -118,7 +121,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	var servers []spec.Server
 	var taken []string
 	for _, line := range opts.Servers {
-		sv, err := proxies.ServerFromCommand(serverName(line, taken), line)
+		sv, err := upstream.ServerFromCommand(serverName(line, taken), line)
 		if err != nil {
 			return badInput(fmt.Errorf("--server %q: %w", line, err))
 		}
@@ -139,7 +142,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	defer os.RemoveAll(sandbox)
 
 	s := &spec.Spec{Name: name, Format: "chaos", Tasks: []spec.Task{{ID: name, Prompt: opts.Task}}, Servers: servers, Replicates: 1, Seed: 1}
-	up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s, Sandbox: sandbox})
+	up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s, Sandbox: sandbox})
 	if err != nil {
 		return badInput(err)
 	}
@@ -149,19 +152,19 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		up.Close()
 		return err
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: up.Spec(), Condition: faults.Condition{ID: faults.CleanID, SuccessPossible: true}, Seed: 1, Trial: "record", Record: rec, Source: up})
+	hub, err := hub.NewHub(hub.Config{Spec: up.Spec(), Condition: faults.Condition{ID: faults.CleanID, SuccessPossible: true}, Seed: 1, Trial: "record", Record: rec, Source: up})
 	if err != nil {
 		up.Close()
 		return err
 	}
 	classes := up.Classifications()
 	tools := up.Tools()
-	srv, err := proxies.Serve(hub, "")
+	srv, err := httpwall.Serve(hub, "")
 	if err != nil {
 		hub.Close("the wall could not listen: " + err.Error())
 		return err
 	}
-	wall, err := proxies.OpenStdioWall(srv, bin, os.TempDir()) // not in the sandbox, where the agent looks
+	wall, err := stdio.OpenStdioWall(srv, bin, os.TempDir()) // not in the sandbox, where the agent looks
 	if err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "chaos record: {wall} bridges over HTTP: %v\n", err)
 	}
@@ -222,8 +225,8 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 // it (server-memory: memory), else its program's base name; made unique against taken.
 func serverName(line string, taken []string) string {
 	name := "server"
-	words, _ := proxies.SplitCommand(line)
-	if proxies.IsServerURL(line) {
+	words, _ := upstream.SplitCommand(line)
+	if upstream.IsServerURL(line) {
 		words = []string{"remote"}
 	}
 	found := false
@@ -269,7 +272,7 @@ type inference struct {
 	Name, Task string
 	Argv       []string
 	Servers    []spec.Server
-	Classes    []proxies.Classification
+	Classes    []upstream.Classification
 	Tools      []spec.Tool
 	Log        *record.Log
 	Stdout     string

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"gopkg.in/yaml.v3"
@@ -55,7 +55,7 @@ func TestInferSpec(t *testing.T) {
 		{Name: "read_text_file", Effect: spec.EffectRead, Server: "fs", Remote: "read_text_file"},
 		{Name: "create_directory", Effect: spec.EffectWrite, Server: "fs", Remote: "create_directory"},
 	}
-	classes := []proxies.Classification{
+	classes := []upstream.Classification{
 		{Tool: "write_file", Server: "fs", Remote: "write_file", Effect: spec.EffectWrite, From: "annotation destructiveHint: true"},
 		{Tool: "read_text_file", Server: "fs", Remote: "read_text_file", Effect: spec.EffectRead, From: "annotation readOnlyHint: true"},
 		{Tool: "create_directory", Server: "fs", Remote: "create_directory", Effect: spec.EffectWrite, From: "annotation readOnlyHint: false"},
@@ -115,7 +115,7 @@ func TestRecordedSpecIsData(t *testing.T) {
 	in := inference{
 		Name: "rec", Task: "do it\r\nprobes: []", Argv: []string{"agent", "{task}"},
 		Servers: []spec.Server{{Name: "srv", Command: "node", Args: []string{"s.js"}}},
-		Classes: []proxies.Classification{
+		Classes: []upstream.Classification{
 			{Tool: "save", Server: "srv", Remote: "save" + evil, Effect: spec.EffectWrite, From: "annotation" + evil},
 			{Tool: "lookup", Server: "srv", Remote: tool, Effect: spec.EffectRead, From: "name"},
 		},

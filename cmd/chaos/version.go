@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/spf13/cobra"
-
-	"github.com/crashwall/chaos/proxies"
 )
 
 // NewCmdVersion prints the version.
@@ -15,7 +14,7 @@ func NewCmdVersion(ios *IOStreams) *cobra.Command {
 		Short: "Print the version of chaos",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(ios.Out, "chaos "+proxies.Version)
+			fmt.Fprintln(ios.Out, "chaos "+hub.Version)
 			return nil
 		},
 	}

@@ -11,7 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -86,15 +89,15 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if opts.Hub != "" {
-		return proxies.Bridge(ctx, opts.Hub, opts.IO.In, opts.IO.Out)
+		return stdio.Bridge(ctx, opts.Hub, opts.IO.In, opts.IO.Out)
 	}
 	s, err := spec.Load(opts.Spec)
 	if err != nil {
 		return badInput(err)
 	}
-	var src proxies.ToolSource
+	var src hub.ToolSource
 	if len(s.Servers) > 0 { // real servers behind the wall: reach them here
-		up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s})
+		up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s})
 		if err != nil {
 			return badInput(err)
 		}
@@ -119,12 +122,12 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 			return err
 		}
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: seed, Trial: "standalone", Record: rec, Source: src})
+	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: seed, Trial: "standalone", Record: rec, Source: src})
 	if err != nil {
 		return err
 	}
 	if opts.Listen != "" {
-		cfg := proxies.ServeConfig{Addr: opts.Listen, AllowRemote: opts.AllowRemote}
+		cfg := httpwall.ServeConfig{Addr: opts.Listen, AllowRemote: opts.AllowRemote}
 		if opts.AllowRemote {
 			getenv := opts.Getenv
 			if getenv == nil {
@@ -135,11 +138,11 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 				return badInput(fmt.Errorf("--allow-remote needs a bearer token of at least 16 characters in $%s: every request must carry it", WallTokenEnv))
 			}
 		}
-		srv, err := proxies.ServeWith(hub, cfg)
+		srv, err := httpwall.ServeWith(hub, cfg)
 		if err != nil {
 			hub.Close("the wall could not listen: " + err.Error())
 			// The address is the user's: taken, malformed or not loopback, it is theirs to fix.
-			if errors.Is(err, proxies.ErrNotLoopback) {
+			if errors.Is(err, httpwall.ErrNotLoopback) {
 				return badInput(fmt.Errorf("%w: use 127.0.0.1:PORT, or pass --allow-remote with a bearer token in $%s (the wall has no other authentication)", err, WallTokenEnv))
 			}
 			return badInput(err)
@@ -154,7 +157,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	done := make(chan error, 1)
-	go func() { done <- proxies.ServeStdio(ctx, hub, opts.IO.In, opts.IO.Out) }()
+	go func() { done <- stdio.ServeStdio(ctx, hub, opts.IO.In, opts.IO.Out) }()
 	select {
 	case err := <-done:
 		reason := "client closed stdin"

@@ -16,7 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -212,11 +213,11 @@ func TestWallBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Seed: s.Seed, Trial: "bridge", Record: rec})
+	hub, err := hub.NewHub(hub.Config{Spec: s, Seed: s.Seed, Trial: "bridge", Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxies.Serve(hub, "")
+	srv, err := httpwall.Serve(hub, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,10 @@
-package proxies
+package httpwall_test
 
 import (
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/record"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkToolCall(b *testing.B) {
 	ctx := context.Background()
 
 	b.Run("hub", func(b *testing.B) {
-		h := newHub(b, faults.CleanID, record.Discard())
+		h := walltest.NewHub(b, faults.CleanID, record.Discard())
 		for b.Loop() {
 			if _, err := h.Call(ctx, "bench", "update_ticket", rawArgs); err != nil {
 				b.Fatal(err)
@@ -45,7 +45,7 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 
 	b.Run("rest", func(b *testing.B) {
-		srv := serveHTTP(b, newHub(b, faults.CleanID, record.Discard()))
+		srv := walltest.ServeHTTP(b, walltest.NewHub(b, faults.CleanID, record.Discard()))
 		url := srv.URL + "/tools/update_ticket"
 		body := string(rawArgs)
 		var times []time.Duration
@@ -62,12 +62,12 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 			times = append(times, time.Since(t0))
 		}
-		reportOverhead(b, rawArgs, times)
+		walltest.ReportOverhead(b, rawArgs, times)
 	})
 
 	b.Run("mcp", func(b *testing.B) {
-		srv := serveHTTP(b, newHub(b, faults.CleanID, record.Discard()))
-		cs := connect(b, &mcp.StreamableClientTransport{Endpoint: srv.MCPURL()})
+		srv := walltest.ServeHTTP(b, walltest.NewHub(b, faults.CleanID, record.Discard()))
+		cs := walltest.Connect(b, &mcp.StreamableClientTransport{Endpoint: srv.MCPURL()})
 		params := &mcp.CallToolParams{Name: "update_ticket", Arguments: args}
 		var times []time.Duration
 		for b.Loop() {
@@ -78,34 +78,6 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 			times = append(times, time.Since(t0))
 		}
-		reportOverhead(b, rawArgs, times)
+		walltest.ReportOverhead(b, rawArgs, times)
 	})
-}
-
-// reportOverhead measures the baseline (b.N calls of Hub.Call on a fresh hub) after
-// the sub-benchmark's loop and reports the transport's cost over it; times are the
-// transport's calls, one by one.
-func reportOverhead(b *testing.B, rawArgs json.RawMessage, times []time.Duration) {
-	b.Helper()
-	perCall := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	h := newHub(b, faults.CleanID, record.Discard())
-	base := make([]time.Duration, 0, b.N)
-	start := time.Now()
-	for range b.N {
-		t0 := time.Now()
-		if _, err := h.Call(context.Background(), "bench", "update_ticket", rawArgs); err != nil {
-			b.Fatal(err)
-		}
-		base = append(base, time.Since(t0))
-	}
-	mean := float64(time.Since(start).Nanoseconds()) / float64(b.N)
-	b.ReportMetric((perCall-mean)/1e3, "added-µs/call")
-	b.ReportMetric(perCall/mean, "x-baseline")
-	b.ReportMetric(float64(median(times)-median(base))/1e3, "added-p50-µs")
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -1,7 +1,10 @@
-package proxies
+// Package httpwall is the wall served over HTTP: MCP streamable HTTP at /mcp, REST tools at
+// /tools/<name> with their OpenAPI description, the record's events, and the protections
+// every request passes first (loopback Host, no cross-site writes, a bearer token beyond
+// loopback); other handlers (the model proxy at /llm) can be mounted beside them.
+package httpwall
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -15,8 +18,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 )
 
 // Handler serves every HTTP transport of the hub:
@@ -29,25 +34,29 @@ import (
 //	GET  /healthz          200 while the hub is up
 //
 // Every route checks the Host and Origin of a request first (protect).
-func (h *Hub) Handler() http.Handler { return protect(h.mux(), "") }
+func Handler(h *hub.Hub) http.Handler { return protect(newMux(h), "") }
 
-func (h *Hub) mux() *http.ServeMux {
+// TransportHeader tells the hub which transport a call came in on, when the wall
+// bridges stdio to the hub's HTTP endpoint (stdio.Bridge).
+const TransportHeader = "X-Chaos-Transport"
+
+func newMux(h *hub.Hub) *http.ServeMux {
 	mux := http.NewServeMux()
-	httpSrv, bridged := NewMCPServer(h, "http"), NewMCPServer(h, "stdio")
+	httpSrv, bridged := mcpwall.NewServer(h, "http"), mcpwall.NewServer(h, "stdio")
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if r.Header.Get(TransportHeader) == "stdio" {
 			return bridged
 		}
 		return httpSrv
 	}, nil)
-	mux.Handle("/mcp", h.guardHTTP(mcpHandler))
+	mux.Handle("/mcp", mcpwall.GuardHTTP(h, mcpHandler))
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		h.contact("")
+		h.Contact("")
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(h.OpenAPI(baseURL(r)))
+		json.NewEncoder(w).Encode(OpenAPI(h, baseURL(r)))
 	})
 	mux.HandleFunc("/tools", func(w http.ResponseWriter, r *http.Request) {
-		h.contact("")
+		h.Contact("")
 		type tool struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
@@ -55,129 +64,21 @@ func (h *Hub) mux() *http.ServeMux {
 		}
 		var out []tool
 		for _, t := range h.Tools() {
-			out = append(out, tool{t.Name, t.Description, InputSchema(t)})
+			out = append(out, tool{t.Name, t.Description, hub.InputSchema(t)})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)
 	})
-	mux.HandleFunc("/tools/", h.restHandler)
-	mux.HandleFunc("/events", h.eventsHandler)
+	mux.HandleFunc("/tools/", func(w http.ResponseWriter, r *http.Request) { serveREST(h, w, r) })
+	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) { serveEvents(h, w, r) })
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }
 
 func baseURL(r *http.Request) string { return "http://" + r.Host }
 
-// guardHTTP answers a POST body that is too large, not JSON or not JSON-RPC with a
-// JSON-RPC error, as the stdio guard does, instead of the SDK's plain-text 400.
-func (h *Hub) guardHTTP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
-		var resp []byte
-		var reason string
-		if err != nil {
-			reason = fmt.Sprintf("message too large or unreadable: %v", err)
-			resp = errorResponse(leadingID(body[:min(len(body), headBytes)]), -32600, reason)
-		} else {
-			resp, reason = CheckMessage(body)
-		}
-		if resp != nil {
-			h.RecordError("http", reason)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write(resp)
-			return
-		}
-		// One message per POST: an id the SDK would alter gets an alias of its own, put
-		// back in whatever the SDK answers (JSON or an event stream).
-		ids := newIDTable()
-		sent := body
-		body = ids.alias(body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		var out http.ResponseWriter = w
-		if len(ids.aliases) > 0 {
-			out = &restoreIDWriter{ResponseWriter: w, ids: ids}
-		}
-		pw := &plainErrorWriter{ResponseWriter: out}
-		next.ServeHTTP(pw, r)
-		if pw.plain {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write(rpcErrorFor(sent, strings.TrimSpace(pw.msg.String())))
-		}
-	})
-}
-
-// restoreIDWriter puts the client's id back where the SDK wrote its alias.
-type restoreIDWriter struct {
-	http.ResponseWriter
-	ids *idTable
-}
-
-func (w *restoreIDWriter) WriteHeader(code int) {
-	w.Header().Del("Content-Length") // the id may be longer than its alias
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *restoreIDWriter) Write(p []byte) (int, error) {
-	if _, err := w.ResponseWriter.Write(w.ids.restoreAll(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (w *restoreIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// plainErrorWriter holds back the SDK's plain-text 400 for a message it will not handle
-// (an unknown method, a request without params), so guardHTTP can answer it with a
-// JSON-RPC error as the stdio transport does.
-type plainErrorWriter struct {
-	http.ResponseWriter
-	plain bool
-	msg   bytes.Buffer
-}
-
-func (w *plainErrorWriter) WriteHeader(code int) {
-	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.plain = true
-		return
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *plainErrorWriter) Write(p []byte) (int, error) {
-	if w.plain {
-		return w.msg.Write(p)
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Unwrap lets http.ResponseController reach Flush on the real writer (SSE replies).
-func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// rpcErrorFor is the JSON-RPC error for the SDK's refusal msg of message body, with the
-// request's id: method not found for a method it does not handle, else invalid request.
-func rpcErrorFor(body []byte, msg string) []byte {
-	code := int64(jsonrpc.CodeInvalidRequest)
-	if strings.HasPrefix(msg, "JSON RPC not handled") {
-		code = jsonrpc.CodeMethodNotFound
-	}
-	var id json.RawMessage
-	if m, err := jsonrpc.DecodeMessage(body); err == nil {
-		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			id = leadingID(body)
-		}
-	}
-	return errorResponse(id, code, msg)
-}
-
-// eventsHandler streams record rows, one JSON object per line, until the hub closes.
-func (h *Hub) eventsHandler(w http.ResponseWriter, r *http.Request) {
+// serveEvents streams record rows, one JSON object per line, until the hub closes.
+func serveEvents(h *hub.Hub, w http.ResponseWriter, r *http.Request) {
 	rows, cancel := h.Subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -207,7 +108,7 @@ func (h *Hub) eventsHandler(w http.ResponseWriter, r *http.Request) {
 
 // Server is a hub served over HTTP on a loopback address.
 type Server struct {
-	Hub *Hub
+	Hub *hub.Hub
 	// URL is the base URL ("http://127.0.0.1:PORT").
 	URL      string
 	srv      *http.Server
@@ -303,17 +204,17 @@ func isLoopback(addr string) bool {
 }
 
 // Serve starts serving the hub on addr ("127.0.0.1:0" when empty).
-func Serve(h *Hub, addr string) (*Server, error) {
+func Serve(h *hub.Hub, addr string) (*Server, error) {
 	return ServeWith(h, ServeConfig{Addr: addr})
 }
 
 // ServeWith starts serving the hub, and cfg.Extra beside it, on cfg.Addr.
-func ServeWith(h *Hub, cfg ServeConfig) (*Server, error) {
+func ServeWith(h *hub.Hub, cfg ServeConfig) (*Server, error) {
 	addr := cfg.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	mux := h.mux()
+	mux := newMux(h)
 	patterns := make([]string, 0, len(cfg.Extra))
 	for p := range cfg.Extra {
 		patterns = append(patterns, p)

@@ -1,4 +1,4 @@
-package proxies
+package httpwall_test
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
 )
 
 // wallRequest is one HTTP request to a served hub, as a browser or a program sends it.
@@ -69,8 +71,8 @@ func TestHTTPSurface(t *testing.T) {
 		{"same-origin browser request", "POST", "/tools/read_email", "", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"}, `{}`, 200},
 		{"GET from a program", "GET", "/openapi.json", "", nil, "", 200},
 	}
-	h, path := newTrial(t, faults.CleanID)
-	srv := serveHTTP(t, h)
+	h, path := walltest.NewTrial(t, faults.CleanID)
+	srv := walltest.ServeHTTP(t, h)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.path == "/events" && c.want == 200 {
@@ -84,7 +86,7 @@ func TestHTTPSurface(t *testing.T) {
 	// Nothing refused reached a tool: the three calls served are all the record holds,
 	// and the world has the one write served only.
 	var tools []string
-	for _, c := range readRecord(t, path).Calls() {
+	for _, c := range walltest.ReadRecord(t, path).Calls() {
 		tools = append(tools, c.Tool)
 	}
 	if strings.Join(tools, " ") != "update_ticket read_email read_email" {
@@ -98,19 +100,19 @@ func TestHTTPSurface(t *testing.T) {
 // TestHTTPToken: a wall served beyond loopback needs a token, and then every request
 // must carry it, whatever its Host.
 func TestHTTPToken(t *testing.T) {
-	h, _ := newTrial(t, faults.CleanID)
+	h, _ := walltest.NewTrial(t, faults.CleanID)
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", ":0", "example.com:0", "10.1.2.3:0"} {
-		if _, err := ServeWith(h, ServeConfig{Addr: addr}); !errors.Is(err, ErrNotLoopback) {
+		if _, err := httpwall.ServeWith(h, httpwall.ServeConfig{Addr: addr}); !errors.Is(err, httpwall.ErrNotLoopback) {
 			t.Errorf("ServeWith(%s) = %v, want it refused as not loopback", addr, err)
 		}
 	}
-	if _, err := ServeWith(h, ServeConfig{Addr: "0.0.0.0:0", AllowRemote: true}); err == nil || !strings.Contains(err.Error(), "token") {
+	if _, err := httpwall.ServeWith(h, httpwall.ServeConfig{Addr: "0.0.0.0:0", AllowRemote: true}); err == nil || !strings.Contains(err.Error(), "token") {
 		t.Errorf("AllowRemote without a token = %v, want it refused for want of a token", err)
 	}
 
 	// Served on loopback here (tests stay off the network); the token is checked alike.
 	const token = "s3cret-token-for-the-test"
-	srv, err := ServeWith(h, ServeConfig{Addr: "127.0.0.1:0", AllowRemote: true, Token: token})
+	srv, err := httpwall.ServeWith(h, httpwall.ServeConfig{Addr: "127.0.0.1:0", AllowRemote: true, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}

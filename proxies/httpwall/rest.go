@@ -1,4 +1,4 @@
-package proxies
+package httpwall
 
 import (
 	"encoding/json"
@@ -8,15 +8,18 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 )
 
-// restHandler serves POST /tools/<name> with the arguments as the JSON body: 200 with
+// serveREST serves POST /tools/<name> with the arguments as the JSON body: 200 with
 // the reply, the tool's failure status (503, 401) with its message, 400 for a body that
 // is not a JSON object or does not match the schema, 404 for an unknown tool, 415 for a
 // body not sent as JSON.
-func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
+func serveREST(h *hub.Hub, w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/tools/")
-	h.contact("")
+	h.Contact("")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("use POST /tools/%s with the arguments as a JSON object", name))
@@ -28,7 +31,7 @@ func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send the arguments as a JSON object with Content-Type: application/json", r.Header.Get("Content-Type")))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpwall.MaxMessageBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -43,7 +46,7 @@ func (h *Hub) restHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	reply, err := h.Call(r.Context(), "rest", name, body)
 	if err != nil {
-		var ce *CallError
+		var ce *hub.CallError
 		if errors.As(err, &ce) {
 			writeError(w, ce.Status, ce.Msg)
 			return
@@ -74,13 +77,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 // OpenAPI is the OpenAPI 3.1 description of the hub's REST tools.
-func (h *Hub) OpenAPI(baseURL string) map[string]any {
+func OpenAPI(h *hub.Hub, baseURL string) map[string]any {
 	paths := map[string]any{}
 	errResp := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 		"type": "object", "properties": map[string]any{"error": map[string]any{"type": "string"}}}}}}
 	for _, t := range h.Tools() {
 		var schema any
-		_ = json.Unmarshal(InputSchema(t), &schema)
+		_ = json.Unmarshal(hub.InputSchema(t), &schema)
 		paths["/tools/"+t.Name] = map[string]any{"post": map[string]any{
 			"operationId": t.Name,
 			"summary":     t.Description,
@@ -97,7 +100,7 @@ func (h *Hub) OpenAPI(baseURL string) map[string]any {
 	}
 	doc := map[string]any{
 		"openapi": "3.1.0",
-		"info":    map[string]any{"title": "chaos wall: " + h.spec.Name, "version": Version},
+		"info":    map[string]any{"title": "chaos wall: " + h.Spec().Name, "version": hub.Version},
 		"paths":   paths,
 	}
 	if baseURL != "" {

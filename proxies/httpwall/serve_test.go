@@ -1,4 +1,4 @@
-package proxies_test
+package httpwall_test
 
 import (
 	"io"
@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
 )
 
 // TestServeWithExtra: handlers given in ServeConfig.Extra are served beside the hub's own
 // (as the model proxy is at /llm/); a pattern the hub serves already is refused.
 func TestServeWithExtra(t *testing.T) {
-	hub, _ := openTicketHub(t, faults.Condition{})
+	h, _ := walltest.NewTrial(t, faults.CleanID)
 	extra := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "extra "+r.URL.Path) })
-	srv, err := proxies.ServeWith(hub, proxies.ServeConfig{Extra: map[string]http.Handler{
-		proxies.ModelPrefix + "/": http.StripPrefix(proxies.ModelPrefix, extra),
+	srv, err := httpwall.ServeWith(h, httpwall.ServeConfig{Extra: map[string]http.Handler{
+		httpwall.ModelPrefix + "/": http.StripPrefix(httpwall.ModelPrefix, extra),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +40,11 @@ func TestServeWithExtra(t *testing.T) {
 	}
 
 	for _, pattern := range []string{"/mcp", "/healthz"} {
-		if _, err := proxies.ServeWith(hub, proxies.ServeConfig{Extra: map[string]http.Handler{pattern: extra}}); err == nil || !strings.Contains(err.Error(), pattern) {
+		if _, err := httpwall.ServeWith(h, httpwall.ServeConfig{Extra: map[string]http.Handler{pattern: extra}}); err == nil || !strings.Contains(err.Error(), pattern) {
 			t.Errorf("Extra %s: %v, want an error naming the pattern", pattern, err)
 		}
 	}
-	if _, err := proxies.ServeWith(hub, proxies.ServeConfig{Extra: map[string]http.Handler{"/x/": nil}}); err == nil {
+	if _, err := httpwall.ServeWith(h, httpwall.ServeConfig{Extra: map[string]http.Handler{"/x/": nil}}); err == nil {
 		t.Error("a nil handler was accepted")
 	}
 }

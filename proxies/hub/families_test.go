@@ -1,4 +1,4 @@
-package proxies_test
+package hub_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
@@ -369,13 +369,13 @@ func TestFamilies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: s.Seed, Trial: "families/" + tt.id + "/1", Record: rec})
+			h, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: s.Seed, Trial: "families/" + tt.id + "/1", Record: rec})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { hub.Close("test cleanup") })
+			t.Cleanup(func() { h.Close("test cleanup") })
 			for i, c := range ticketCalls {
-				got, err := hub.Call(context.Background(), "test", c.tool, json.RawMessage(c.args))
+				got, err := h.Call(context.Background(), "test", c.tool, json.RawMessage(c.args))
 				if err != nil {
 					t.Fatalf("call %d %s: %v", i+1, c.tool, err)
 				}
@@ -383,10 +383,10 @@ func TestFamilies(t *testing.T) {
 					t.Errorf("call %d %s %s:\n got %+v\nwant %+v", i+1, c.tool, c.args, got, want)
 				}
 			}
-			if got := hub.State(); !reflect.DeepEqual(got, tt.final) {
+			if got := h.State(); !reflect.DeepEqual(got, tt.final) {
 				t.Errorf("world after: %v, want %v", got, tt.final)
 			}
-			if err := hub.Close("agent exited"); err != nil {
+			if err := h.Close("agent exited"); err != nil {
 				t.Fatal(err)
 			}
 

@@ -1,11 +1,12 @@
-// Package proxies is the hub and its transports. The hub holds the truth of one trial
-// (the world, the armed condition and its decisions, the record); MCP over stdio and
-// streamable HTTP, and REST, are thin adapters over Hub.Call.
+// Package hub is the truth of one trial behind every wall: the tool source (the simulated
+// world or real servers), the armed condition and its decisions, and the record; every
+// transport (proxies/stdio, proxies/httpwall, proxies/upstream's proxy) is a thin adapter
+// over Hub.Call.
 //
-//	agent ──MCP stdio──> chaos wall ──MCP HTTP──┐
-//	agent ──MCP HTTP────────────────────────────┼──> Hub.Call ──> faults.Decide ──> world
-//	agent ──REST POST /tools/<name>─────────────┘        └──> record (one row per call)
-package proxies
+//	agent ──MCP stdio──> relay / chaos wall ──┐
+//	agent ──MCP HTTP──────────────────────────┼──> Hub.Call ──> faults.Decide ──> ToolSource
+//	agent ──REST POST /tools/<name>───────────┘        └──> record (one row per call)
+package hub
 
 import (
 	"bytes"
@@ -117,7 +118,7 @@ func NewHub(cfg Config) (*Hub, error) {
 	}
 	rec.OnRow(h.publish)
 	if f, ok := src.(failureReporter); ok {
-		f.OnFailure(func(reason string) { h.RecordError("", upstreamFailurePrefix+reason) })
+		f.OnFailure(func(reason string) { h.RecordError("", UpstreamFailurePrefix+reason) })
 	}
 	var names, writes []string
 	behind := false
@@ -192,8 +193,8 @@ func (h *Hub) Condition() faults.Condition { return h.cond }
 // Tools are the tools the hub serves, in spec order.
 func (h *Hub) Tools() []spec.Tool { return h.world.Tools() }
 
-// knows says whether the hub serves a tool of that name.
-func (h *Hub) knows(name string) bool {
+// Knows says whether the hub serves a tool of that name.
+func (h *Hub) Knows(name string) bool {
 	_, ok := h.world.Tool(name)
 	return ok
 }
@@ -374,8 +375,8 @@ type Reach struct {
 	Initialized  int `json:"initialized"`
 }
 
-// contact counts one request to the wall; method is its MCP method ("" for REST).
-func (h *Hub) contact(method string) {
+// Contact counts one request to the wall; method is its MCP method ("" for REST).
+func (h *Hub) Contact(method string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reach.Contacts++

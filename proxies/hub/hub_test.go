@@ -1,4 +1,4 @@
-package proxies_test
+package hub_test
 
 import (
 	"context"
@@ -11,26 +11,26 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
 
 // openTicketHub starts a hub on the ticket world with cond armed, recording to a file.
-func openTicketHub(tb testing.TB, cond faults.Condition) (*proxies.Hub, string) {
+func openTicketHub(tb testing.TB, cond faults.Condition) (*hub.Hub, string) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "record.jsonl")
 	rec, err := record.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: ticketSpec(tb), Condition: cond, Seed: 7, Trial: "t/1", Record: rec})
+	h, err := hub.NewHub(hub.Config{Spec: ticketSpec(tb), Condition: cond, Seed: 7, Trial: "t/1", Record: rec})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { hub.Close("test cleanup") })
-	return hub, path
+	tb.Cleanup(func() { h.Close("test cleanup") })
+	return h, path
 }
 
 func readRecord(tb testing.TB, path string) *record.Log {
@@ -43,7 +43,7 @@ func readRecord(tb testing.TB, path string) *record.Log {
 }
 
 func TestRefusedCalls(t *testing.T) {
-	hub, path := openTicketHub(t, faults.Condition{})
+	h, path := openTicketHub(t, faults.Condition{})
 	ctx := context.Background()
 	tests := []struct {
 		name, tool, args string
@@ -65,10 +65,10 @@ func TestRefusedCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reply, err := hub.Call(ctx, "rest", tt.tool, json.RawMessage(tt.args))
-			var ce *proxies.CallError
+			reply, err := h.Call(ctx, "rest", tt.tool, json.RawMessage(tt.args))
+			var ce *hub.CallError
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v (%T), want a *proxies.CallError", err, err)
+				t.Fatalf("err = %v (%T), want a *hub.CallError", err, err)
 			}
 			if ce.Status != tt.status || ce.Msg != tt.msg || err.Error() != tt.msg {
 				t.Errorf("CallError{%d, %q}, want {%d, %q}", ce.Status, ce.Msg, tt.status, tt.msg)
@@ -79,14 +79,14 @@ func TestRefusedCalls(t *testing.T) {
 		})
 	}
 	// The hub keeps serving, and a refused call is no call: positions and counts skip it.
-	reply, err := hub.Call(ctx, "rest", "get_ticket_field", json.RawMessage(`{"field":"priority"}`))
+	reply, err := h.Call(ctx, "rest", "get_ticket_field", json.RawMessage(`{"field":"priority"}`))
 	if err != nil || reply != priorityIs("normal") {
 		t.Fatalf("call after refusals = %+v, %v", reply, err)
 	}
-	if got := hub.Stats(); got != (proxies.Stats{Calls: 1}) {
+	if got := h.Stats(); got != (hub.Stats{Calls: 1}) {
 		t.Errorf("Stats = %+v, want 1 call", got)
 	}
-	if err := hub.Close("done"); err != nil {
+	if err := h.Close("done"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -109,17 +109,17 @@ func TestClosedHub(t *testing.T) {
 	if !ok {
 		t.Fatal("no phantom_success@update_ticket")
 	}
-	hub, path := openTicketHub(t, cond)
+	h, path := openTicketHub(t, cond)
 	ctx := context.Background()
-	if _, err := hub.Call(ctx, "mcp", "update_ticket", json.RawMessage(`{"field":"priority","value":"urgent"}`)); err != nil {
+	if _, err := h.Call(ctx, "mcp", "update_ticket", json.RawMessage(`{"field":"priority","value":"urgent"}`)); err != nil {
 		t.Fatal(err)
 	}
-	events, _ := hub.Subscribe()
+	events, _ := h.Subscribe()
 
-	if err := hub.Close("timeout"); err != nil {
+	if err := h.Close("timeout"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hub.Close("agent exited"); err != nil {
+	if err := h.Close("agent exited"); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
 	for _, c := range []struct{ tool, args string }{
@@ -128,9 +128,9 @@ func TestClosedHub(t *testing.T) {
 		{"delete_ticket", `{}`},          // unknown: still the closed error, not a 404
 		{"update_ticket", `{"field":1}`}, // bad arguments: likewise
 	} {
-		reply, err := hub.Call(ctx, "mcp", c.tool, json.RawMessage(c.args))
-		if !errors.Is(err, proxies.ErrClosed) || reply != (world.Reply{}) {
-			t.Errorf("%s after Close = %+v, %v; want proxies.ErrClosed", c.tool, reply, err)
+		reply, err := h.Call(ctx, "mcp", c.tool, json.RawMessage(c.args))
+		if !errors.Is(err, hub.ErrClosed) || reply != (world.Reply{}) {
+			t.Errorf("%s after Close = %+v, %v; want hub.ErrClosed", c.tool, reply, err)
 		}
 	}
 	// The subscription saw the session end and was closed.
@@ -141,7 +141,7 @@ func TestClosedHub(t *testing.T) {
 	if want := []string{record.TypeSessionEnd}; !reflect.DeepEqual(got, want) {
 		t.Errorf("events after Subscribe: %v, want %v", got, want)
 	}
-	if late, _ := hub.Subscribe(); late != nil {
+	if late, _ := h.Subscribe(); late != nil {
 		if _, open := <-late; open {
 			t.Error("a subscription after Close is open")
 		}
@@ -176,21 +176,21 @@ func TestRateIgnoresOtherCalls(t *testing.T) {
 	cond := faults.Condition{ID: "transient_error@read_orders", Family: "transient_error", Tool: "read_orders", At: 1, Every: true, Rate: 0.5, SuccessPossible: true}
 	const n = 40
 	run := func(between [][2]string) []bool {
-		hub, path := openTicketHub(t, cond)
+		h, path := openTicketHub(t, cond)
 		for i := range n {
 			if len(between) > 0 {
 				b := between[i%len(between)]
 				if b[0] != "" {
-					if _, err := hub.Call(context.Background(), "rest", b[0], json.RawMessage(b[1])); err != nil {
+					if _, err := h.Call(context.Background(), "rest", b[0], json.RawMessage(b[1])); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			if _, err := hub.Call(context.Background(), "rest", "read_orders", nil); err != nil {
+			if _, err := h.Call(context.Background(), "rest", "read_orders", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		hub.Close("done")
+		h.Close("done")
 		var out []bool
 		for _, r := range readRecord(t, path).Calls() {
 			if r.Tool == "read_orders" {
@@ -222,7 +222,7 @@ func TestRateIgnoresOtherCalls(t *testing.T) {
 
 func TestConcurrentCalls(t *testing.T) {
 	cond, _ := faults.Find(generated(t), "permanent_error@get_ticket_field")
-	hub, path := openTicketHub(t, cond)
+	h, path := openTicketHub(t, cond)
 	const workers, each = 8, 25
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -233,12 +233,12 @@ func TestConcurrentCalls(t *testing.T) {
 				var err error
 				switch i % 3 {
 				case 0:
-					_, err = hub.Call(context.Background(), "mcp", "update_ticket", json.RawMessage(fmt.Sprintf(`{"field":"w%d","value":"%d"}`, w, i)))
+					_, err = h.Call(context.Background(), "mcp", "update_ticket", json.RawMessage(fmt.Sprintf(`{"field":"w%d","value":"%d"}`, w, i)))
 				case 1:
-					_, err = hub.Call(context.Background(), "mcp", "get_ticket_field", json.RawMessage(`{"field":"priority"}`))
+					_, err = h.Call(context.Background(), "mcp", "get_ticket_field", json.RawMessage(`{"field":"priority"}`))
 				default:
-					_, err = hub.Call(context.Background(), "mcp", "nope", nil)
-					if ce := (*proxies.CallError)(nil); errors.As(err, &ce) && ce.Status == 404 {
+					_, err = h.Call(context.Background(), "mcp", "nope", nil)
+					if ce := (*hub.CallError)(nil); errors.As(err, &ce) && ce.Status == 404 {
 						err = nil
 					}
 				}
@@ -251,10 +251,10 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	// Each worker made 9 writes, 8 reads (all failing) and 8 refused calls.
-	if got, want := hub.Stats(), (proxies.Stats{Calls: workers * 17, Fired: workers * 8}); got != want {
+	if got, want := h.Stats(), (hub.Stats{Calls: workers * 17, Fired: workers * 8}); got != want {
 		t.Errorf("Stats = %+v, want %+v", got, want)
 	}
-	hub.Close("done")
+	h.Close("done")
 	l := readRecord(t, path)
 	if got, want := len(l.Rows), 1+workers*each+1; got != want {
 		t.Fatalf("%d rows, want %d", got, want)
@@ -264,7 +264,7 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Fatalf("row %d has seq %d", i+1, r.Seq)
 		}
 	}
-	state := hub.State()
+	state := h.State()
 	for w := range workers {
 		if got := state[fmt.Sprintf("w%d", w)]; got != "24" {
 			t.Errorf("w%d = %v, want the worker's last write 24", w, got)
@@ -291,11 +291,11 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: 1, Record: rec})
+	h, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: 1, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := hub.Call(context.Background(), "stdio", "read_orders", json.RawMessage(`{}`))
+	reply, err := h.Call(context.Background(), "stdio", "read_orders", json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ tools:
 	if want := (world.Reply{Text: `{"error":"chaos: ` + reason + `"}`, IsError: true, Status: 500}); reply != want {
 		t.Errorf("reply %+v, want %+v", reply, want)
 	}
-	hub.Close("done")
+	h.Close("done")
 	l := readRecord(t, path)
 	want := []record.Row{
 		{Type: record.TypeError, Seq: 2, Tool: "read_orders", Args: json.RawMessage(`{}`), Reason: reason},

@@ -1,11 +1,9 @@
-package proxies
+package hub
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/spec"
@@ -13,7 +11,7 @@ import (
 )
 
 // ToolSource is what stands behind the wall: the spec's simulated world (*world.World)
-// or real MCP servers (*Upstream). The hub serves its tools; faults see it through
+// or real MCP servers (*upstream.Upstream). The hub serves its tools; faults see it through
 // faults.World, so the families do not know which one they damage.
 //
 //	Hub.Call ──> faults.Decide ──fires──> Family.Apply(ToolSource)
@@ -50,26 +48,26 @@ func damagedStructured(family string, reply, real world.Reply) world.Reply {
 		reply.Structured = faults.Emptied(real.Structured)
 		return reply
 	}
-	reply.Structured = structuredOf(reply.Text)
+	reply.Structured = StructuredOf(reply.Text)
 	return reply
 }
 
-// structuredOf is text as structured content: the text when it is a JSON object, else "",
-// written as structuredJSON writes a real server's, so a damaged reply's structured
+// StructuredOf is text as structured content: the text when it is a JSON object, else "",
+// written as StructuredJSON writes a real server's, so a damaged reply's structured
 // content differs from the real one's only in the fault.
-func structuredOf(text string) string {
+func StructuredOf(text string) string {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var m map[string]any
 	if dec.Decode(&m) != nil || m == nil || dec.More() {
 		return ""
 	}
-	return structuredJSON(m)
+	return StructuredJSON(m)
 }
 
-// structuredJSON is structured content as the hub keeps it: compact, keys sorted (the SDK
+// StructuredJSON is structured content as the hub keeps it: compact, keys sorted (the SDK
 // hands it over as a map, its order lost) and <, > and & as they are.
-func structuredJSON(v any) string {
+func StructuredJSON(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -79,12 +77,15 @@ func structuredJSON(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// toolResult is a reply as an MCP tool result: its text, and its structured content
-// where it has one.
-func toolResult(reply world.Reply) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply.Text}}, IsError: reply.IsError}
-	if reply.Structured != "" {
-		res.StructuredContent = json.RawMessage(reply.Structured)
-	}
-	return res
+// failureReporter is a ToolSource that can fail during a trial (a real server exiting);
+// the hub records the failure as an error row.
+type failureReporter interface {
+	OnFailure(fn func(reason string))
 }
+
+// UpstreamFailurePrefix starts the reason of an error row that says a real server failed
+// (upstream.UpstreamFailure reads it back).
+const UpstreamFailurePrefix = "upstream: "
+
+// Version is the wall's version as MCP clients and the OpenAPI description see it.
+var Version = "0.1.0"

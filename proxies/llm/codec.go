@@ -1,4 +1,4 @@
-package proxies
+package llm
 
 // Codecs of the three model APIs the model proxy understands. Each reads a whole
 // response into a faults.ModelMessage and writes a mutated message back into the same

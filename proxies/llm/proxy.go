@@ -1,4 +1,8 @@
-package proxies
+// Package llm is the model API proxy ({llm_url}) and the stand-in model: both speak OpenAI
+// Chat Completions, OpenAI Responses and Anthropic Messages, streamed or not, through one
+// set of codecs; the proxy forwards each call upstream and damages the response where the
+// armed model fault fires, the stand-in answers offline from a script.
+package llm
 
 // The model proxy: {llm_url} in a spec. An OpenAI Chat Completions, OpenAI Responses
 // and Anthropic Messages compatible base URL that forwards every request to the

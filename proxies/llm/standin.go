@@ -1,4 +1,4 @@
-package proxies
+package llm
 
 // The stand-in model: an offline server of the three model APIs that answers by a
 // script, so that a real agent client runs end to end with no key (`chaos model

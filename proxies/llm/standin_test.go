@@ -1,4 +1,4 @@
-package proxies
+package llm
 
 import (
 	"net/http"

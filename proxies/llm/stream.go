@@ -1,4 +1,4 @@
-package proxies
+package llm
 
 // Streamed (SSE) model responses. A faulted stream is read whole, assembled into the
 // response the API would have sent unstreamed, mutated there, and streamed again with

@@ -1,56 +1,59 @@
-package proxies
+// Package mcpwall is the wall's MCP server: the hub's tools served through the official
+// MCP Go SDK, with the guard that answers a malformed message (on a stream or an HTTP POST)
+// with a JSON-RPC error instead of ending the session. proxies/stdio and proxies/httpwall
+// put it on their transports; proxies/upstream serves real servers' tools with its parts.
+package mcpwall
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
 
-// Version is the wall's version as MCP clients see it.
-var Version = "0.1.0"
-
-// NewMCPServer is an MCP server that serves the hub's tools. transport names the
+// NewServer is an MCP server that serves the hub's tools. transport names the
 // transport in the record ("stdio", "http").
-func NewMCPServer(h *Hub, transport string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
+func NewServer(h *hub.Hub, transport string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	for _, t := range h.Tools() {
-		s.AddTool(mcpTool(t),
+		s.AddTool(Tool(t),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				reply, err := h.Call(ctx, transport, req.Params.Name, req.Params.Arguments)
 				if err != nil {
-					return nil, rpcError(err)
+					return nil, RPCError(err)
 				}
-				return toolResult(reply), nil
+				return ToolResult(reply), nil
 			})
 	}
-	s.AddReceivingMiddleware(unknownTools(func() *Hub { return h }, transport), countContacts(h))
+	s.AddReceivingMiddleware(UnknownTools(func() *hub.Hub { return h }, transport), countContacts(h))
 	return s
 }
 
-// countContacts counts every MCP message the wall receives (Hub.contact), so that a
+// countContacts counts every MCP message the wall receives (Hub.Contact), so that a
 // trial without a tool call can tell an agent that never initialized from one that
 // initialized and called nothing.
-func countContacts(h *Hub) mcp.Middleware {
+func countContacts(h *hub.Hub) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			h.contact(method)
+			h.Contact(method)
 			return next(ctx, method, req)
 		}
 	}
 }
 
-// unknownTools sends a tools/call for a tool the server does not serve to the hub, so that
+// UnknownTools sends a tools/call for a tool the server does not serve to the hub, so that
 // the call is recorded (a rejected row, as REST records its 404) and answered with the
 // hub's message, which lists the tools there are. Without it the SDK answers such a call
 // itself and the record never sees it. hubFor may return nil (no run open): the SDK's own
 // answer stands.
-func unknownTools(hubFor func() *Hub, transport string) mcp.Middleware {
+func UnknownTools(hubFor func() *hub.Hub, transport string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
@@ -58,24 +61,24 @@ func unknownTools(hubFor func() *Hub, transport string) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			h := hubFor()
-			if h == nil || h.knows(call.Params.Name) {
+			if h == nil || h.Knows(call.Params.Name) {
 				return next(ctx, method, req)
 			}
 			if _, err := h.Call(ctx, transport, call.Params.Name, call.Params.Arguments); err != nil {
-				return nil, rpcError(err)
+				return nil, RPCError(err)
 			}
 			return next(ctx, method, req)
 		}
 	}
 }
 
-// mcpTool is how the wall lists a tool: its name, description and input schema, and its
+// Tool is how the wall lists a tool: its name, description and input schema, and its
 // annotations (world.Annotations: derived from a simulated tool's effect, a real server's
 // own, the spec's over either; clients act on readOnlyHint and destructiveHint). A real
 // tool's outputSchema is not passed on: a fault's damaged structured content would then
 // fail the client's own validation instead of reaching the agent.
-func mcpTool(t spec.Tool) *mcp.Tool {
-	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: InputSchema(t)}
+func Tool(t spec.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: hub.InputSchema(t)}
 	var a mcp.ToolAnnotations
 	if len(t.Annotations) > 0 {
 		json.Unmarshal(t.Annotations, &a) // a real server's title and hints
@@ -94,11 +97,31 @@ func mcpTool(t spec.Tool) *mcp.Tool {
 	return mt
 }
 
-// rpcError maps a hub error to a JSON-RPC error the client can read.
-func rpcError(err error) error {
-	var ce *CallError
+// RPCError maps a hub error to a JSON-RPC error the client can read.
+func RPCError(err error) error {
+	var ce *hub.CallError
 	if errors.As(err, &ce) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ce.Msg}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// ToolResult is a reply as an MCP tool result: its text, and its structured content
+// where it has one.
+func ToolResult(reply world.Reply) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply.Text}}, IsError: reply.IsError}
+	if reply.Structured != "" {
+		res.StructuredContent = json.RawMessage(reply.Structured)
+	}
+	return res
+}
+
+// Run serves srv on t until the client closes its end or ctx ends; the end of the input
+// or of ctx is no error.
+func Run(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
+	err := srv.Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
 }

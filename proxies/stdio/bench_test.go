@@ -1,4 +1,4 @@
-package proxies
+package stdio_test
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 )
 
@@ -19,13 +21,13 @@ import (
 // `chaos wall --spec` does between reading a request and writing its answer), in
 // process, over OS pipes, recording to a file as the wall does: the place to profile it
 // (-cpuprofile). ns/op is one call's round trip; added-µs/call and x-baseline compare it
-// with the same number of Hub.Call calls measured right after (reportOverhead).
+// with the same number of Hub.Call calls measured right after (walltest.ReportOverhead).
 func BenchmarkStdioWall(b *testing.B) {
 	rec, err := record.Open(filepath.Join(b.TempDir(), "record.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := newHub(b, faults.CleanID, rec)
+	h := walltest.NewHub(b, faults.CleanID, rec)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -35,7 +37,7 @@ func BenchmarkStdioWall(b *testing.B) {
 		b.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- ServeStdio(context.Background(), h, inR, outW) }()
+	go func() { done <- stdio.ServeStdio(context.Background(), h, inR, outW) }()
 	lines := bufio.NewReader(outR)
 	exchange := func(msg string) string {
 		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
@@ -65,5 +67,5 @@ func BenchmarkStdioWall(b *testing.B) {
 		b.Fatal(err)
 	}
 	outW.Close()
-	reportOverhead(b, []byte(`{"field":"priority","value":"v1"}`), times)
+	walltest.ReportOverhead(b, []byte(`{"field":"priority","value":"v1"}`), times)
 }

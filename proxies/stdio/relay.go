@@ -1,4 +1,4 @@
-package proxies
+package stdio
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -59,7 +60,7 @@ type StdioWall struct {
 // is too deep for a socket's path), when there is a relay; else `chaos wall --hub URL`.
 // Both record the same calls, with transport stdio. A non-nil error says why a relay that
 // is there is not used; the wall returned works all the same.
-func OpenStdioWall(srv *Server, bin, dir string) (StdioWall, error) {
+func OpenStdioWall(srv *httpwall.Server, bin, dir string) (StdioWall, error) {
 	bridge := StdioWall{Command: WallCommand(bin, srv.URL), MCPConfig: WallMCPConfig(bin, srv.URL), CodexConfig: WallCodexConfig(bin, srv.URL)}
 	relay := FindRelay(bin)
 	if relay == "" {

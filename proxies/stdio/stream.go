@@ -1,4 +1,4 @@
-package proxies
+package stdio
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 )
 
 // StreamServer serves the hub's tools over MCP as a stream, one JSON-RPC message a line,
@@ -23,7 +26,7 @@ type StreamServer struct {
 	// Path is the socket's path, the relay's argument.
 	Path string
 
-	hub    *Hub
+	hub    *hub.Hub
 	dir    string
 	ln     *net.UnixListener
 	ctx    context.Context
@@ -45,7 +48,7 @@ var ErrSocketPathTooLong = errors.New("the unix socket's path would be too long"
 
 // ServeStream makes a private folder (0700) under parent and serves the hub's MCP stream
 // on a socket in it (0600). Close stops serving, ends the sessions and removes the folder.
-func ServeStream(h *Hub, parent string) (*StreamServer, error) {
+func ServeStream(h *hub.Hub, parent string) (*StreamServer, error) {
 	// The folder's name is short so that the socket's path fits where the parent's does.
 	if len(filepath.Join(parent, "wall-0123456789", "hub")) > maxSocketPath {
 		return nil, fmt.Errorf("%w: %s is too deep a folder", ErrSocketPathTooLong, parent)
@@ -99,10 +102,10 @@ func (s *StreamServer) accept() {
 // serve is one MCP session on conn, as ServeStdio serves one on a process's stdio.
 func (s *StreamServer) serve(conn net.Conn) {
 	h := s.hub
-	t := &GuardedTransport{In: conn, Out: conn, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
+	t := &mcpwall.GuardedTransport{In: conn, Out: conn, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
 	// An error here is the stream's end (the relay killed with its agent, or Close): no
 	// call is lost with it, since every call is recorded by Hub.Call before it is answered.
-	runServer(s.ctx, NewMCPServer(h, "stdio"), t)
+	mcpwall.Run(s.ctx, mcpwall.NewServer(h, "stdio"), t)
 	// The session is over (the agent closed its end, or the hub is closing): closing the
 	// socket ends the relay.
 	conn.Close()

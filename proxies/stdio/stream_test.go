@@ -1,11 +1,10 @@
-package proxies
+package stdio_test
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,44 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 )
-
-// serveStream serves h's MCP stream in a private folder under the system's temporary
-// folder (a test's own folder can be too deep for a socket path), closed at cleanup.
-func serveStream(tb testing.TB, h *Hub) *StreamServer {
-	tb.Helper()
-	st, err := ServeStream(h, os.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
-}
-
-func dialStream(tb testing.TB, st *StreamServer) *net.UnixConn {
-	tb.Helper()
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: st.Path, Net: "unix"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	return conn
-}
-
-// connectStream is the MCP SDK's client on the hub's stream, as the relay connects an
-// agent's stdio to it.
-func connectStream(tb testing.TB, h *Hub) *mcp.ClientSession {
-	conn := dialStream(tb, serveStream(tb, h))
-	return connect(tb, &mcp.IOTransport{Reader: conn, Writer: conn})
-}
 
 // TestServeStream: the socket is reachable by its owner only; a session is the stdio
 // wall's, bad lines answered and recorded; the agent closing its end ends the session, and
 // Close ends the open ones and removes the socket's folder.
 func TestServeStream(t *testing.T) {
-	h, path := newTrial(t, faults.CleanID)
-	st := serveStream(t, h)
+	h, path := walltest.NewTrial(t, faults.CleanID)
+	st := walltest.ServeStream(t, h)
 
 	dir := filepath.Dir(st.Path)
 	for _, c := range []struct {
@@ -65,7 +37,7 @@ func TestServeStream(t *testing.T) {
 	}
 
 	// A raw session, as the relay passes it on: line in, line out.
-	conn := dialStream(t, st)
+	conn := walltest.DialStream(t, st)
 	lines := bufio.NewReader(conn)
 	exchange := func(msg string) map[string]any {
 		t.Helper()
@@ -101,9 +73,9 @@ func TestServeStream(t *testing.T) {
 	}
 
 	// An open session ends when the stream is closed, and the folder goes.
-	other := dialStream(t, st)
-	cs := connect(t, &mcp.IOTransport{Reader: other, Writer: other})
-	if text, isErr := callText(t, cs, "get_ticket_field", map[string]any{"field": "priority"}); isErr || !strings.Contains(text, "urgent") {
+	other := walltest.DialStream(t, st)
+	cs := walltest.Connect(t, &mcp.IOTransport{Reader: other, Writer: other})
+	if text, isErr := walltest.CallText(t, cs, "get_ticket_field", map[string]any{"field": "priority"}); isErr || !strings.Contains(text, "urgent") {
 		t.Errorf("get_ticket_field on a second session = %q (error %v)", text, isErr)
 	}
 	if err := st.Close(); err != nil {
@@ -115,7 +87,7 @@ func TestServeStream(t *testing.T) {
 	}
 	h.Close("test over")
 
-	l := readRecord(t, path)
+	l := walltest.ReadRecord(t, path)
 	calls := l.Calls()
 	if len(calls) != 2 || calls[0].Transport != "stdio" || calls[0].State["priority"] != "urgent" || calls[1].Tool != "get_ticket_field" {
 		t.Errorf("calls = %+v; want update_ticket then get_ticket_field over stdio, with the state after", calls)
@@ -132,9 +104,9 @@ func TestServeStream(t *testing.T) {
 }
 
 func TestServeStreamPathTooLong(t *testing.T) {
-	h := newHub(t, faults.CleanID, record.Discard())
+	h := walltest.NewHub(t, faults.CleanID, record.Discard())
 	deep := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
-	if _, err := ServeStream(h, deep); !errors.Is(err, ErrSocketPathTooLong) {
+	if _, err := stdio.ServeStream(h, deep); !errors.Is(err, stdio.ErrSocketPathTooLong) {
 		t.Errorf("ServeStream under %s: %v; want ErrSocketPathTooLong", deep, err)
 	}
 }
@@ -145,9 +117,9 @@ func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 // socket under the folder given, or the temporary folder when that is too deep), else
 // chaos wall --hub URL.
 func TestOpenStdioWall(t *testing.T) {
-	srv := serveHTTP(t, newHub(t, faults.CleanID, record.Discard()))
+	srv := walltest.ServeHTTP(t, walltest.NewHub(t, faults.CleanID, record.Discard()))
 	withRelay, alone := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(withRelay, RelayName), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(withRelay, stdio.RelayName), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	short := t.TempDir()
@@ -165,13 +137,13 @@ func TestOpenStdioWall(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bin := filepath.Join(c.binDir, "chaos")
-			w, err := OpenStdioWall(srv, bin, c.dir)
+			w, err := stdio.OpenStdioWall(srv, bin, c.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { w.Close() })
 			if !c.relay {
-				if w.Stream != nil || w.Command != WallCommand(bin, srv.URL) || w.MCPConfig != WallMCPConfig(bin, srv.URL) {
+				if w.Stream != nil || w.Command != stdio.WallCommand(bin, srv.URL) || w.MCPConfig != stdio.WallMCPConfig(bin, srv.URL) {
 					t.Errorf("got %+v; want chaos wall --hub %s", w, srv.URL)
 				}
 				return
@@ -179,8 +151,8 @@ func TestOpenStdioWall(t *testing.T) {
 			if w.Stream == nil || filepath.Dir(filepath.Dir(w.Stream.Path)) != c.under {
 				t.Fatalf("got %+v; want a stream under %s", w, c.under)
 			}
-			relay := filepath.Join(c.binDir, RelayName)
-			if w.Command != RelayCommand(relay, w.Stream.Path) || w.MCPConfig != RelayMCPConfig(relay, w.Stream.Path) {
+			relay := filepath.Join(c.binDir, stdio.RelayName)
+			if w.Command != stdio.RelayCommand(relay, w.Stream.Path) || w.MCPConfig != stdio.RelayMCPConfig(relay, w.Stream.Path) {
 				t.Errorf("got %+v; want the relay %s on %s", w, relay, w.Stream.Path)
 			}
 		})

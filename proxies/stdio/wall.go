@@ -1,4 +1,8 @@
-package proxies
+// Package stdio is the wall an agent starts as a process and speaks MCP to on its standard
+// input and output: the hub served on stdio, the bridge from stdio to a hub's HTTP server
+// (`chaos wall --hub URL`), and the unix socket the relay (cmd/chaos-relay) connects a
+// trial's agent to; with the {wall}, {mcp_config} and {codex_config} tokens that start them.
+package stdio
 
 import (
 	"bytes"
@@ -13,19 +17,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/spec"
 )
 
-// TransportHeader tells the hub which transport a call came in on, when the wall
-// bridges stdio to the hub's HTTP endpoint.
-const TransportHeader = "X-Chaos-Transport"
-
 // ServeStdio serves the hub's tools over MCP on in/out until the client closes its end
 // or ctx ends. Lines that are not JSON-RPC are answered with an error and recorded.
-func ServeStdio(ctx context.Context, h *Hub, in io.Reader, out io.Writer) error {
-	srv := NewMCPServer(h, "stdio")
-	t := &GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
-	return runServer(ctx, srv, t)
+func ServeStdio(ctx context.Context, h *hub.Hub, in io.Reader, out io.Writer) error {
+	srv := mcpwall.NewServer(h, "stdio")
+	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
+	return mcpwall.Run(ctx, srv, t)
 }
 
 // Bridge serves, over MCP on in/out, the tools of the hub at hubURL, forwarding every
@@ -33,8 +36,8 @@ func ServeStdio(ctx context.Context, h *Hub, in io.Reader, out io.Writer) error 
 //
 //	agent ──stdio──> Bridge ──streamable HTTP──> hub
 func Bridge(ctx context.Context, hubURL string, in io.Reader, out io.Writer) error {
-	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall-bridge", Version: Version}, nil)
-	hc := &http.Client{Transport: headerTransport{TransportHeader, "stdio"}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall-bridge", Version: hub.Version}, nil)
+	hc := &http.Client{Transport: headerTransport{httpwall.TransportHeader, "stdio"}}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hubURL + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		return fmt.Errorf("wall: cannot reach the hub at %s: %w", hubURL, err)
@@ -55,7 +58,7 @@ func Bridge(ctx context.Context, hubURL string, in io.Reader, out io.Writer) err
 		}
 		return res, nil
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	known := map[string]bool{}
 	for _, tool := range list.Tools {
 		known[tool.Name] = true
@@ -71,16 +74,8 @@ func Bridge(ctx context.Context, hubURL string, in io.Reader, out io.Writer) err
 			return next(ctx, method, req)
 		}
 	})
-	t := &GuardedTransport{In: in, Out: out}
-	return runServer(ctx, srv, t)
-}
-
-func runServer(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
-	err := srv.Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil
-	}
-	return err
+	t := &mcpwall.GuardedTransport{In: in, Out: out}
+	return mcpwall.Run(ctx, srv, t)
 }
 
 type headerTransport struct{ key, value string }

@@ -1,4 +1,4 @@
-package proxies
+package upstream
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/world"
 )
 
@@ -18,17 +20,17 @@ import (
 //
 //	agent ──stdio──> ServeUpstream ──run open──> Hub.Call ──> Upstream ──> server
 //	                               └─no run───────────────────> Upstream.CallTool ──> server
-func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *Hub, in io.Reader, out io.Writer) error {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-proxy", Version: Version}, nil)
+func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *hub.Hub, in io.Reader, out io.Writer) error {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos-proxy", Version: hub.Version}, nil)
 	for _, t := range up.Tools() {
-		srv.AddTool(mcpTool(t),
+		srv.AddTool(mcpwall.Tool(t),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if h := hubFor(); h != nil {
 					reply, err := h.Call(ctx, "stdio", req.Params.Name, req.Params.Arguments)
 					if err != nil {
-						return nil, rpcError(err)
+						return nil, mcpwall.RPCError(err)
 					}
-					return toolResult(reply), nil
+					return mcpwall.ToolResult(reply), nil
 				}
 				t, _ := up.Tool(req.Params.Name)
 				args := map[string]any{}
@@ -38,7 +40,7 @@ func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *Hub, in io.
 					}
 				}
 				if t.Server == "" {
-					return toolResult(up.Call(t, args, world.Perform)), nil
+					return mcpwall.ToolResult(up.Call(t, args, world.Perform)), nil
 				}
 				res, err := up.CallTool(ctx, t.Server, t.Remote, args)
 				if err != nil {
@@ -49,6 +51,6 @@ func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *Hub, in io.
 				return res, nil
 			})
 	}
-	srv.AddReceivingMiddleware(unknownTools(hubFor, "stdio"))
-	return runServer(ctx, srv, &GuardedTransport{In: in, Out: out})
+	srv.AddReceivingMiddleware(mcpwall.UnknownTools(hubFor, "stdio"))
+	return mcpwall.Run(ctx, srv, &mcpwall.GuardedTransport{In: in, Out: out})
 }

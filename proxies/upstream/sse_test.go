@@ -1,4 +1,4 @@
-package proxies_test
+package upstream_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -24,9 +26,9 @@ func sseNotesSpec(url string) *spec.Spec {
 
 // sseHub opens the notes server over SSE behind a hub with cond armed. The connect
 // timeout is short: the session must outlive it.
-func sseHub(t *testing.T, n *notesServer, condID string) (*proxies.Hub, *proxies.Upstream, string) {
+func sseHub(t *testing.T, n *notesServer, condID string) (*hub.Hub, *upstream.Upstream, string) {
 	t.Helper()
-	return hubOver(t, proxies.UpstreamConfig{Spec: sseNotesSpec(n.URL), Lookup: lookupToken, ConnectTimeout: 2 * time.Second}, condID)
+	return hubOver(t, upstream.UpstreamConfig{Spec: sseNotesSpec(n.URL), Lookup: lookupToken, ConnectTimeout: 2 * time.Second}, condID)
 }
 
 // TestUpstreamOverSSE: a server that speaks only the older HTTP+SSE transport, reached
@@ -36,12 +38,12 @@ func sseHub(t *testing.T, n *notesServer, condID string) (*proxies.Hub, *proxies
 func TestUpstreamOverSSE(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
 		n := startNotesOver(t, true)
-		hub, up, path := sseHub(t, n, "clean")
+		h, up, path := sseHub(t, n, "clean")
 		if len(up.Tools()) != 4 {
 			t.Errorf("tools %+v", up.Tools())
 		}
 		time.Sleep(2500 * time.Millisecond) // past ConnectTimeout
-		text, structured, isErr := call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		text, structured, isErr := call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		if isErr || text != "Saved note a" || structured != `{"saved":"a"}` {
 			t.Errorf("save_note: %q %q %v", text, structured, isErr)
 		}
@@ -63,36 +65,36 @@ func TestUpstreamOverSSE(t *testing.T) {
 				t.Errorf("request %d had Authorization %q, want the expanded header", i, a)
 			}
 		}
-		hub.Close("done")
-		if why := proxies.UpstreamFailure(readRecord(t, path)); why != "" {
+		h.Close("done")
+		if why := upstream.UpstreamFailure(walltest.ReadRecord(t, path)); why != "" {
 			t.Errorf("a clean trial recorded a failure: %s", why)
 		}
 	})
 	t.Run("phantom success never reaches the server", func(t *testing.T) {
 		n := startNotesOver(t, true)
-		hub, _, _ := sseHub(t, n, "phantom_success@save_note")
-		if _, _, isErr := call(t, hub, "save_note", `{"title":"a","body":"x"}`); isErr {
+		h, _, _ := sseHub(t, n, "phantom_success@save_note")
+		if _, _, isErr := call(t, h, "save_note", `{"title":"a","body":"x"}`); isErr {
 			t.Error("want a fabricated success")
 		}
 		if n.saves() != 0 {
 			t.Errorf("%d saves reached the server", n.saves())
 		}
-		if _, _, isErr := call(t, hub, "save_note", `{"title":"b","body":"y"}`); isErr || n.saves() != 1 {
+		if _, _, isErr := call(t, h, "save_note", `{"title":"b","body":"y"}`); isErr || n.saves() != 1 {
 			t.Errorf("the second save: error %v, %d saves", isErr, n.saves())
 		}
 	})
 	t.Run("server gone during the trial", func(t *testing.T) {
 		n := startNotesOver(t, true)
-		hub, _, path := sseHub(t, n, "clean")
-		call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		h, _, path := sseHub(t, n, "clean")
+		call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		n.srv.CloseClientConnections()
 		n.srv.Close()
-		text, _, isErr := call(t, hub, "save_note", `{"title":"b","body":"y"}`)
+		text, _, isErr := call(t, h, "save_note", `{"title":"b","body":"y"}`)
 		if !isErr || !strings.Contains(text, "not available") {
 			t.Errorf("reply %q %v, want the server named as not available", text, isErr)
 		}
-		hub.Close("done")
-		why := proxies.UpstreamFailure(readRecord(t, path))
+		h.Close("done")
+		why := upstream.UpstreamFailure(walltest.ReadRecord(t, path))
 		if !strings.Contains(why, `server "notes"`) || !strings.Contains(why, "over SSE") || strings.Contains(why, "sekrit") {
 			t.Errorf("UpstreamFailure = %q, want the server named and no secret", why)
 		}
@@ -124,7 +126,7 @@ func TestUpstreamSSERefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &spec.Spec{Name: "bad", Servers: []spec.Server{tt.server}}
-			_, _, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{Lookup: lookupToken, ConnectTimeout: 5 * time.Second})
+			_, _, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{Lookup: lookupToken, ConnectTimeout: 5 * time.Second})
 			if err == nil {
 				t.Fatal("reached")
 			}
@@ -160,7 +162,7 @@ func TestUpstreamSSEHeadersStayHome(t *testing.T) {
 	}))
 	defer home.Close()
 	s := sseNotesSpec(home.URL + "/sse")
-	_, _, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{Lookup: lookupToken, ConnectTimeout: time.Second})
+	_, _, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{Lookup: lookupToken, ConnectTimeout: time.Second})
 	if err == nil {
 		t.Fatal("the handshake went through with nobody answering")
 	}

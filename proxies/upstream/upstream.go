@@ -1,4 +1,8 @@
-package proxies
+// Package upstream is the tool source of real MCP servers behind the wall (over stdio,
+// streamable HTTP or HTTP+SSE): it finds and classifies their tools, forwards the calls the
+// hub performs, fabricates the successes a fault needs from real ones seen before, and
+// serves them to a desktop agent as `chaos proxy serve` does (docs/upstream.md).
+package upstream
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
@@ -192,7 +197,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall", Version: Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		return nil, u.connectError(e.server, c, "did not answer the MCP handshake", err, cctx)
@@ -424,7 +429,7 @@ func replyOf(res *mcp.CallToolResult) world.Reply {
 		r.IsError, r.Status = true, 500
 	}
 	if res.StructuredContent != nil {
-		if b := structuredJSON(res.StructuredContent); b != "null" {
+		if b := hub.StructuredJSON(res.StructuredContent); b != "null" {
 			r.Structured = b
 		}
 	}
@@ -477,7 +482,7 @@ func (u *Upstream) Fabricate(t spec.Tool, args map[string]any) world.Reply {
 	}
 	if c := u.conn(t.Server); c != nil {
 		if o, ok := c.server.Tools[t.Remote]; ok && (o.Reply != "" || len(o.Structured) > 0) {
-			r := world.Reply{Text: o.Reply, Status: 200, Structured: structuredOf(string(o.Structured))}
+			r := world.Reply{Text: o.Reply, Status: 200, Structured: hub.StructuredOf(string(o.Structured))}
 			if r.Text == "" {
 				r.Text = r.Structured
 			}
@@ -516,7 +521,7 @@ func (u *Upstream) ReadBefore(t spec.Tool, args map[string]any) world.Reply {
 	}
 	if c := u.conn(t.Server); c != nil {
 		if o, ok := c.server.Tools[t.Remote]; ok && o.Reply != "" {
-			return world.Reply{Text: o.Reply, Status: 200, Structured: structuredOf(string(o.Structured))}
+			return world.Reply{Text: o.Reply, Status: 200, Structured: hub.StructuredOf(string(o.Structured))}
 		}
 	}
 	return world.Failure(500, fmt.Sprintf("chaos: stale_read cannot apply: no reply of %s from before the last write was seen", t.Name))
@@ -659,21 +664,12 @@ func (w *tailWriter) String() string {
 
 var _ io.Writer = (*tailWriter)(nil)
 
-// failureReporter is a ToolSource that can fail during a trial (a real server exiting);
-// the hub records the failure as an error row.
-type failureReporter interface {
-	OnFailure(fn func(reason string))
-}
-
 // OnFailure sets the function told when a server fails during the trial.
 func (u *Upstream) OnFailure(fn func(reason string)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.onFailure = fn
 }
-
-// upstreamFailurePrefix starts the reason of an error row that says a server failed.
-const upstreamFailurePrefix = "upstream: "
 
 // UpstreamFailure is why a real server failed during the trial, from its record ("" when
 // none did): such a trial has no verdict, since the world was broken by something other
@@ -683,8 +679,8 @@ func UpstreamFailure(log *record.Log) string {
 		return ""
 	}
 	for _, r := range log.Rows {
-		if r.Type == record.TypeError && strings.HasPrefix(r.Reason, upstreamFailurePrefix) {
-			return strings.TrimPrefix(r.Reason, upstreamFailurePrefix)
+		if r.Type == record.TypeError && strings.HasPrefix(r.Reason, hub.UpstreamFailurePrefix) {
+			return strings.TrimPrefix(r.Reason, hub.UpstreamFailurePrefix)
 		}
 	}
 	return ""

@@ -1,4 +1,4 @@
-package proxies_test
+package upstream_test
 
 import (
 	"context"
@@ -15,7 +15,10 @@ import (
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/mcpwall"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -130,16 +133,16 @@ func lookupToken(name string) (string, bool) {
 }
 
 // upstreamHub opens the notes server behind a hub with cond armed (by id).
-func upstreamHub(t *testing.T, n *notesServer, condID string) (*proxies.Hub, *proxies.Upstream, string) {
+func upstreamHub(t *testing.T, n *notesServer, condID string) (*hub.Hub, *upstream.Upstream, string) {
 	t.Helper()
-	return hubOver(t, proxies.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken}, condID)
+	return hubOver(t, upstream.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken}, condID)
 }
 
 // hubOver opens the upstream cfg names and a hub over it armed with condID; it returns
 // the hub, the upstream and the record's path, and closes the hub when the test ends.
-func hubOver(t *testing.T, cfg proxies.UpstreamConfig, condID string) (*proxies.Hub, *proxies.Upstream, string) {
+func hubOver(t *testing.T, cfg upstream.UpstreamConfig, condID string) (*hub.Hub, *upstream.Upstream, string) {
 	t.Helper()
-	up, err := proxies.OpenUpstream(context.Background(), cfg)
+	up, err := upstream.OpenUpstream(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,17 +160,17 @@ func hubOver(t *testing.T, cfg proxies.UpstreamConfig, condID string) (*proxies.
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: cond, Seed: 3, Trial: "t/1", Record: rec, Source: up})
+	h, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: 3, Trial: "t/1", Record: rec, Source: up})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { hub.Close("test cleanup") })
-	return hub, up, path
+	t.Cleanup(func() { h.Close("test cleanup") })
+	return h, up, path
 }
 
-func call(t *testing.T, hub *proxies.Hub, tool, args string) (text string, structured string, isErr bool) {
+func call(t *testing.T, h *hub.Hub, tool, args string) (text string, structured string, isErr bool) {
 	t.Helper()
-	r, err := hub.Call(context.Background(), "http", tool, json.RawMessage(args))
+	r, err := h.Call(context.Background(), "http", tool, json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("%s %s: %v", tool, args, err)
 	}
@@ -178,7 +181,7 @@ func TestUpstreamClassifies(t *testing.T) {
 	n := startNotes(t)
 	s := notesSpec(n.URL)
 	s.Servers[0].Tools = map[string]spec.ServerTool{"ping": {Effect: spec.EffectNone}}
-	got, classes, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{Lookup: lookupToken})
+	got, classes, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{Lookup: lookupToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +209,7 @@ func TestUpstreamPrefixesCollidingNames(t *testing.T) {
 	s := notesSpec(n1.URL)
 	s.Servers = append(s.Servers, spec.Server{Name: "other", URL: n2.URL})
 	s.Tools = []spec.Tool{{Name: "ping", Effect: spec.EffectNone, Reply: `"simulated"`}}
-	got, _, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{Lookup: lookupToken})
+	got, _, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{Lookup: lookupToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +226,8 @@ func TestUpstreamPrefixesCollidingNames(t *testing.T) {
 func TestUpstreamFaults(t *testing.T) {
 	t.Run("phantom success never reaches the server", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, path := upstreamHub(t, n, "phantom_success@save_note")
-		text, st, isErr := call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		h, _, path := upstreamHub(t, n, "phantom_success@save_note")
+		text, st, isErr := call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		if isErr || text != `{"ok": true}` || st != "" {
 			t.Errorf("fabricated reply %q %q %v, want {\"ok\": true} (no success seen yet)", text, st, isErr)
 		}
@@ -232,74 +235,74 @@ func TestUpstreamFaults(t *testing.T) {
 			t.Errorf("the server got the fabricated write")
 		}
 		// The agent saves again: it goes through.
-		call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		if b, ok := n.note("a"); !ok || b != "x" {
 			t.Errorf("the second save did not reach the server")
 		}
-		hub.Close("done")
-		res, applies := probes.SwallowedWrites(readRecord(t, path))
+		h.Close("done")
+		res, applies := probes.SwallowedWrites(walltest.ReadRecord(t, path))
 		if !applies || !res.OK {
 			t.Errorf("SwallowedWrites = %+v, %v; want the redone write seen", res, applies)
 		}
 	})
 	t.Run("a fabricated success looks like the real one", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, path := upstreamHub(t, n, "phantom_success@save_note#2")
-		call(t, hub, "save_note", `{"title":"first","body":"x"}`)
-		text, st, _ := call(t, hub, "save_note", `{"title":"second","body":"y"}`)
+		h, _, path := upstreamHub(t, n, "phantom_success@save_note#2")
+		call(t, h, "save_note", `{"title":"first","body":"x"}`)
+		text, st, _ := call(t, h, "save_note", `{"title":"second","body":"y"}`)
 		if text != "Saved note second" || st != `{"saved":"second"}` {
 			t.Errorf("fabricated %q %q, want the real shape with this call's title", text, st)
 		}
 		if _, ok := n.note("second"); ok {
 			t.Errorf("the fabricated write reached the server")
 		}
-		hub.Close("done")
-		res, applies := probes.SwallowedWrites(readRecord(t, path))
+		h.Close("done")
+		res, applies := probes.SwallowedWrites(walltest.ReadRecord(t, path))
 		if !applies || res.OK {
 			t.Errorf("SwallowedWrites = %+v, %v; want the lost write", res, applies)
 		}
 	})
 	t.Run("transient error is not forwarded", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "transient_error@save_note")
-		_, _, isErr := call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		h, _, _ := upstreamHub(t, n, "transient_error@save_note")
+		_, _, isErr := call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		if !isErr || n.saves() != 0 {
 			t.Errorf("isErr %v, saves %d; want an error and no save", isErr, n.saves())
 		}
 	})
 	t.Run("phantom failure is forwarded", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "phantom_failure@save_note")
-		_, _, isErr := call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+		h, _, _ := upstreamHub(t, n, "phantom_failure@save_note")
+		_, _, isErr := call(t, h, "save_note", `{"title":"a","body":"x"}`)
 		if _, ok := n.note("a"); !isErr || !ok {
 			t.Errorf("isErr %v, stored %v; want an error and the note stored", isErr, ok)
 		}
 	})
 	t.Run("truncated reply drops the structured content", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "truncated_reply@get_note")
-		call(t, hub, "save_note", `{"title":"a","body":"some longer body text"}`)
-		text, st, _ := call(t, hub, "get_note", `{"title":"a"}`)
+		h, _, _ := upstreamHub(t, n, "truncated_reply@get_note")
+		call(t, h, "save_note", `{"title":"a","body":"some longer body text"}`)
+		text, st, _ := call(t, h, "get_note", `{"title":"a"}`)
 		if json.Valid([]byte(text)) || st != "" {
 			t.Errorf("truncated %q structured %q; want cut text and no structured content", text, st)
 		}
 	})
 	t.Run("premature read empties the structured content", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "premature_read@get_note")
-		call(t, hub, "save_note", `{"title":"a","body":"x"}`)
-		text, st, _ := call(t, hub, "get_note", `{"title":"a"}`)
+		h, _, _ := upstreamHub(t, n, "premature_read@get_note")
+		call(t, h, "save_note", `{"title":"a","body":"x"}`)
+		text, st, _ := call(t, h, "get_note", `{"title":"a"}`)
 		if text != `{"body":"","title":""}` || st != text {
 			t.Errorf("premature %q structured %q", text, st)
 		}
 	})
 	t.Run("stale read answers from before the last write", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "stale_read@get_note#2")
-		call(t, hub, "save_note", `{"title":"a","body":"old"}`)
-		call(t, hub, "get_note", `{"title":"a"}`)
-		call(t, hub, "save_note", `{"title":"a","body":"new"}`)
-		text, st, _ := call(t, hub, "get_note", `{"title":"a"}`)
+		h, _, _ := upstreamHub(t, n, "stale_read@get_note#2")
+		call(t, h, "save_note", `{"title":"a","body":"old"}`)
+		call(t, h, "get_note", `{"title":"a"}`)
+		call(t, h, "save_note", `{"title":"a","body":"new"}`)
+		text, st, _ := call(t, h, "get_note", `{"title":"a"}`)
 		if text != `{"body":"old","title":"a"}` || st != text {
 			t.Errorf("stale read %q %q, want the reply from before the last write", text, st)
 		}
@@ -309,16 +312,16 @@ func TestUpstreamFaults(t *testing.T) {
 	})
 	t.Run("stale read with nothing seen before says it cannot apply", func(t *testing.T) {
 		n := startNotes(t)
-		hub, _, _ := upstreamHub(t, n, "stale_read@get_note")
-		call(t, hub, "save_note", `{"title":"a","body":"old"}`)
-		text, _, isErr := call(t, hub, "get_note", `{"title":"a"}`)
+		h, _, _ := upstreamHub(t, n, "stale_read@get_note")
+		call(t, h, "save_note", `{"title":"a","body":"old"}`)
+		text, _, isErr := call(t, h, "get_note", `{"title":"a"}`)
 		if !isErr || !strings.Contains(text, "stale_read cannot apply") {
 			t.Errorf("reply %q %v", text, isErr)
 		}
 	})
 	t.Run("simulated-only families are not generated", func(t *testing.T) {
 		n := startNotes(t)
-		up, err := proxies.OpenUpstream(context.Background(), proxies.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken})
+		up, err := upstream.OpenUpstream(context.Background(), upstream.UpstreamConfig{Spec: notesSpec(n.URL), Lookup: lookupToken})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,17 +337,17 @@ func TestUpstreamFaults(t *testing.T) {
 
 func TestUpstreamServerGone(t *testing.T) {
 	n := startNotes(t)
-	hub, _, path := upstreamHub(t, n, "clean")
-	call(t, hub, "save_note", `{"title":"a","body":"x"}`)
+	h, _, path := upstreamHub(t, n, "clean")
+	call(t, h, "save_note", `{"title":"a","body":"x"}`)
 	// The server goes away mid-trial.
 	n.srv.CloseClientConnections()
 	n.srv.Close()
-	text, _, isErr := call(t, hub, "save_note", `{"title":"b","body":"y"}`)
+	text, _, isErr := call(t, h, "save_note", `{"title":"b","body":"y"}`)
 	if !isErr || !strings.Contains(text, "not available") {
 		t.Errorf("reply %q %v, want the server named as not available", text, isErr)
 	}
-	hub.Close("done")
-	why := proxies.UpstreamFailure(readRecord(t, path))
+	h.Close("done")
+	why := upstream.UpstreamFailure(walltest.ReadRecord(t, path))
 	if !strings.Contains(why, `server "notes"`) || strings.Contains(why, "sekrit") {
 		t.Errorf("UpstreamFailure = %q, want the server named and no secret", why)
 	}
@@ -364,7 +367,7 @@ func TestUpstreamRefusesWithReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &spec.Spec{Name: "bad", Servers: []spec.Server{tt.server}}
-			_, _, err := proxies.Discover(context.Background(), s, proxies.UpstreamConfig{Lookup: lookupToken})
+			_, _, err := upstream.Discover(context.Background(), s, upstream.UpstreamConfig{Lookup: lookupToken})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tt.want)
 			}
@@ -380,10 +383,10 @@ func TestUpstreamRefusesWithReasons(t *testing.T) {
 // a simulated tool with none.
 func TestUpstreamAnnotationsReachTheAgent(t *testing.T) {
 	n := startNotes(t)
-	hub, _, _ := upstreamHub(t, n, faults.CleanID)
+	h, _, _ := upstreamHub(t, n, faults.CleanID)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := proxies.NewMCPServer(hub, "http").Connect(ctx, st, nil)
+	ss, err := mcpwall.NewServer(h, "http").Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +410,7 @@ func TestUpstreamAnnotationsReachTheAgent(t *testing.T) {
 	if a := got["save_note"]; a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
 		t.Errorf("save_note annotations %+v, want destructiveHint false as the server gave", a)
 	}
-	if len(got) != len(hub.Tools()) {
-		t.Errorf("listed %d tools, the hub has %d", len(got), len(hub.Tools()))
+	if len(got) != len(h.Tools()) {
+		t.Errorf("listed %d tools, the hub has %d", len(got), len(h.Tools()))
 	}
 }

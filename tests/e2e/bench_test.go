@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -141,11 +143,11 @@ func benchWall(b *testing.B, name string) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hub, err := proxies.NewHub(proxies.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "bench", Record: w})
+		hub, err := hub.NewHub(hub.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "bench", Record: w})
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := proxies.Serve(hub, "127.0.0.1:0")
+		srv, err := httpwall.Serve(hub, "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -154,9 +156,9 @@ func benchWall(b *testing.B, name string) []string {
 			hub.Close("benchmark over")
 		})
 		if name == "hub-http" {
-			return []string{"sh", "-c", "exec " + proxies.WallCommand(chaosBin, srv.URL)}
+			return []string{"sh", "-c", "exec " + stdio.WallCommand(chaosBin, srv.URL)}
 		}
-		wall, err := proxies.OpenStdioWall(srv, chaosBin, os.TempDir()) // as StartHub does
+		wall, err := stdio.OpenStdioWall(srv, chaosBin, os.TempDir()) // as StartHub does
 		if err != nil || wall.Stream == nil {
 			b.Fatalf("{wall} is not the relay (%v): %s", err, wall.Command)
 		}

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -243,8 +243,8 @@ func TestHostileWallStdio(t *testing.T) {
 		{"1", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}`, ""},
 		{"", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
 		{"2", call("2", "read_email", `{}`), ""},
-		{"3", call("3", "update_ticket", `{"field":"priority","value":"`+strings.Repeat("x", proxies.MaxMessageBytes)+`"}`),
-			"message too large: more than " + strconv.Itoa(proxies.MaxMessageBytes) + " bytes"},
+		{"3", call("3", "update_ticket", `{"field":"priority","value":"`+strings.Repeat("x", mcpwall.MaxMessageBytes)+`"}`),
+			"message too large: more than " + strconv.Itoa(mcpwall.MaxMessageBytes) + " bytes"},
 		{"1180591620717411303424", call("1180591620717411303424", "update_ticket", `{"field":"priority","value":"urgent"}`), ""},
 		{"4", call("4", "update_ticket", `{"field":"team","value":"payments"}`), ""},
 		{`"last"`, call(`"last"`, "get_ticket_field", `{"field":"team"}`), ""},

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -123,7 +124,7 @@ func TestAgentsSDKAgent(t *testing.T) {
 		t.Errorf("faulted manifest model: %+v", mf.Model)
 	}
 	for id, u := range mf.Model.Proxies {
-		if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+` + proxies.ModelPrefix + `$`).MatchString(u) {
+		if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+` + httpwall.ModelPrefix + `$`).MatchString(u) {
 			t.Errorf("trial %s: proxy address %q", id, u)
 		}
 	}
@@ -157,7 +158,7 @@ func checkCleanRecord(t *testing.T, path string) {
 	}
 	var tools, positions []string
 	for _, r := range l.Calls() {
-		if r.Transport == proxies.TransportLLM {
+		if r.Transport == llm.TransportLLM {
 			positions = append(positions, position(t, r))
 			if r.Hit != nil && r.Hit.Fired {
 				t.Errorf("%s: a model fault fired in the clean run: %+v", path, r)
@@ -187,7 +188,7 @@ func checkFaultedRecord(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	fired := l.Fired()
-	if len(fired) != 1 || fired[0].Transport != proxies.TransportLLM || position(t, fired[0]) != "update_ticket" ||
+	if len(fired) != 1 || fired[0].Transport != llm.TransportLLM || position(t, fired[0]) != "update_ticket" ||
 		fired[0].Hit.Family != "tool_schema_single" || !strings.Contains(fired[0].Reply, `call update_ticket {"wrong_param": "unexpected_value"}`) {
 		t.Errorf("%s: fired rows %+v, want the model call at update_ticket answering update_ticket with wrong_param", path, fired)
 	}

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 )
 
-// The conversation of the proxies package's golden tests (proxies/llm_test.go): the
+// The conversation of the llm package's golden tests (proxies/llm/proxy_test.go): the
 // tool calls the model made and what the tools answered. A tool fault's golden is on
 // the turn after one result (the model calls update_ticket), a text fault's after three
 // (the model says it is done).
@@ -89,17 +89,17 @@ func toolFault(name string) bool {
 // response byte for byte; a fault that cannot apply reaches the client as an error it
 // does not retry.
 func TestSDKClientsThroughProxy(t *testing.T) {
-	script, err := proxies.LoadScript(filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml"))
+	script, err := llm.LoadScript(filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	script[len(script)-1].Text = goldenText
-	standin := httptest.NewServer(proxies.NewStandin(script))
+	standin := httptest.NewServer(llm.NewStandin(script))
 	t.Cleanup(standin.Close)
 
 	// One proxy per fault, as each trial has its own: /<fault>/ on one test server.
 	type armed struct {
-		proxy  *proxies.ModelProxy
+		proxy  *llm.ModelProxy
 		record string
 		mu     sync.Mutex
 		slept  []time.Duration
@@ -118,7 +118,7 @@ func TestSDKClientsThroughProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { rec.Close(record.Row{Reason: "test over"}) })
-		a.proxy, err = proxies.NewModelProxy(proxies.ModelProxyConfig{
+		a.proxy, err = llm.NewModelProxy(llm.ModelProxyConfig{
 			Upstream: standin.URL, Fault: fault, Seed: 7, Context: goldenContext, Record: rec,
 			Sleep: func(ctx context.Context, d time.Duration) error {
 				a.mu.Lock()
@@ -196,12 +196,12 @@ func TestSDKClientsThroughProxy(t *testing.T) {
 		t.Run(name+"/proxy", func(t *testing.T) {
 			a := proxied[name]
 			st := a.proxy.Stats()
-			want := proxies.ModelStats{Calls: 6, Fired: 6}
+			want := llm.ModelStats{Calls: 6, Fired: 6}
 			switch name {
 			case faults.NoModelFault:
 				want.Fired = 0
 			case "refusal":
-				want = proxies.ModelStats{Calls: 6, Failed: 6}
+				want = llm.ModelStats{Calls: 6, Failed: 6}
 			}
 			if st != want {
 				t.Errorf("stats %+v, want %+v", st, want)
@@ -228,7 +228,7 @@ func TestSDKClientsThroughProxy(t *testing.T) {
 				t.Errorf("%d fired rows in the record, want %d", n, want.Fired)
 			}
 			for _, r := range l.Rows {
-				if r.Transport != proxies.TransportLLM || !strings.Contains(string(r.Args), `"position":"golden"`) {
+				if r.Transport != llm.TransportLLM || !strings.Contains(string(r.Args), `"position":"golden"`) {
 					t.Errorf("record row %+v: want a model call at position golden", r)
 				}
 			}

@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 )
 
@@ -35,18 +36,18 @@ func (d decisionRun) fired(t *testing.T, upstream string) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxies.NewModelProxy(proxies.ModelProxyConfig{Upstream: upstream, Fault: "llm_error_single", Rate: d.rate, Steps: d.steps, Seed: d.seed, Record: rec})
+	p, err := llm.NewModelProxy(llm.ModelProxyConfig{Upstream: upstream, Fault: "llm_error_single", Rate: d.rate, Steps: d.steps, Seed: d.seed, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.StripPrefix(proxies.ModelPrefix, p))
+	srv := httptest.NewServer(http.StripPrefix(httpwall.ModelPrefix, p))
 	defer srv.Close()
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"triage T-4821"}]}`)
 	for _, pos := range d.calls {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+proxies.ModelPrefix+"/v1/chat/completions", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+httpwall.ModelPrefix+"/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if pos != "" {
-			req.Header.Set(proxies.PositionHeader, pos)
+			req.Header.Set(llm.PositionHeader, pos)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -82,7 +83,7 @@ func (d decisionRun) fired(t *testing.T, upstream string) map[string]bool {
 // not) and makes its calls in another order; each decision is faults.DecideModel's.
 // Another seed fires elsewhere; steps limit the positions that are eligible.
 func TestDecisionsDeterministic(t *testing.T) {
-	standin := httptest.NewServer(proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Text: "Done: priorité urgente."}}))
+	standin := httptest.NewServer(llm.NewStandin(llm.Script{{When: llm.WhenStart, Text: "Done: priorité urgente."}}))
 	t.Cleanup(standin.Close)
 
 	var positions []string

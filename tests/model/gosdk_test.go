@@ -14,7 +14,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/crashwall/chaos"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 )
 
@@ -25,7 +26,7 @@ import (
 // headers never reach the model; a call without a position stands at its ordinal.
 func TestGoAgentDeclaresPositions(t *testing.T) {
 	var seen []http.Header
-	standin := proxies.NewStandin(proxies.Script{{When: proxies.WhenStart, Text: "Ticket T-4821 is now urgent."}})
+	standin := llm.NewStandin(llm.Script{{When: llm.WhenStart, Text: "Ticket T-4821 is now urgent."}})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Clone())
 		standin.ServeHTTP(w, r)
@@ -37,15 +38,15 @@ func TestGoAgentDeclaresPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxies.NewModelProxy(proxies.ModelProxyConfig{Upstream: upstream.URL, Fault: "llm_error_single", Rate: 1, Steps: []string{"summarize"}, Seed: 7, Record: rec})
+	p, err := llm.NewModelProxy(llm.ModelProxyConfig{Upstream: upstream.URL, Fault: "llm_error_single", Rate: 1, Steps: []string{"summarize"}, Seed: 7, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httptest.NewServer(http.StripPrefix(proxies.ModelPrefix, p))
+	proxy := httptest.NewServer(http.StripPrefix(httpwall.ModelPrefix, p))
 	t.Cleanup(proxy.Close)
 
 	client := openai.NewClient(
-		option.WithBaseURL(proxy.URL+proxies.ModelPrefix+"/v1"),
+		option.WithBaseURL(proxy.URL+httpwall.ModelPrefix+"/v1"),
 		option.WithAPIKey("sk-test-not-a-key"),
 		option.WithHTTPClient(&http.Client{Transport: chaos.Transport(nil)}),
 		option.WithMaxRetries(0),

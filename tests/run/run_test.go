@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -90,7 +90,7 @@ func TestRunEndToEnd(t *testing.T) {
 		want := plan + "\n"
 		// The command refers to its values through CHAOS_* variables; their values follow.
 		relay := filepath.Join(filepath.Dir(chaosBin), "chaos-relay")
-		wall := proxies.RelayCommand(relay, filepath.Join("WORKROOT", "wall-ID", "hub.sock"))
+		wall := stdio.RelayCommand(relay, filepath.Join("WORKROOT", "wall-ID", "hub.sock"))
 		for _, cell := range cells {
 			want += "agent " + cell + " (sh -c): " + strings.NewReplacer("{wall}", `"$CHAOS_WALL"`, "{spec}", `"$CHAOS_SPEC"`).Replace(blindAgent()) + "\n"
 			want += "  CHAOS_SPEC=" + spec.ShellQuote(exampleSpec) + "\n  CHAOS_WALL=" + spec.ShellQuote(wall) + "\n"

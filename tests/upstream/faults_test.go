@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/faults"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -161,7 +161,7 @@ func TestMemoryFaults(t *testing.T) {
 		})
 	}
 	t.Run("families that need the simulated world are not offered", func(t *testing.T) {
-		s, _, err := proxies.Discover(t.Context(), memorySpec(t), proxies.UpstreamConfig{})
+		s, _, err := upstream.Discover(t.Context(), memorySpec(t), upstream.UpstreamConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies"
+	"github.com/crashwall/chaos/proxies/httpwall"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
@@ -23,9 +25,9 @@ import (
 type rig struct {
 	t       *testing.T
 	sandbox string
-	up      *proxies.Upstream
-	hub     *proxies.Hub
-	srv     *proxies.Server
+	up      *upstream.Upstream
+	hub     *hub.Hub
+	srv     *httpwall.Server
 	cs      *mcp.ClientSession
 	record  string
 }
@@ -39,7 +41,7 @@ func openRig(t *testing.T, s *spec.Spec, cond string) *rig {
 		r.sandbox = real // server-filesystem answers with resolved paths
 	}
 	ctx := context.Background()
-	up, err := proxies.OpenUpstream(ctx, proxies.UpstreamConfig{Spec: s, Sandbox: r.sandbox})
+	up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s, Sandbox: r.sandbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +61,10 @@ func openRig(t *testing.T, s *spec.Spec, cond string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.hub, err = proxies.NewHub(proxies.Config{Spec: up.Spec(), Condition: c, Seed: 11, Trial: t.Name(), Record: rec, Source: up}); err != nil {
+	if r.hub, err = hub.NewHub(hub.Config{Spec: up.Spec(), Condition: c, Seed: 11, Trial: t.Name(), Record: rec, Source: up}); err != nil {
 		t.Fatal(err)
 	}
-	if r.srv, err = proxies.Serve(r.hub, ""); err != nil {
+	if r.srv, err = httpwall.Serve(r.hub, ""); err != nil {
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "upstream-test", Version: "1"}, nil)

@@ -1,0 +1,123 @@
+package mcpwall
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/crashwall/chaos/proxies/hub"
+)
+
+// GuardHTTP answers a POST body that is too large, not JSON or not JSON-RPC with a
+// JSON-RPC error, as the stdio guard does, instead of the SDK's plain-text 400, and
+// records it in h's record.
+func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+		var resp []byte
+		var reason string
+		if err != nil {
+			reason = fmt.Sprintf("message too large or unreadable: %v", err)
+			resp = errorResponse(leadingID(body[:min(len(body), headBytes)]), -32600, reason)
+		} else {
+			resp, reason = CheckMessage(body)
+		}
+		if resp != nil {
+			h.RecordError("http", reason)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(resp)
+			return
+		}
+		// One message per POST: an id the SDK would alter gets an alias of its own, put
+		// back in whatever the SDK answers (JSON or an event stream).
+		ids := newIDTable()
+		sent := body
+		body = ids.alias(body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		var out http.ResponseWriter = w
+		if len(ids.aliases) > 0 {
+			out = &restoreIDWriter{ResponseWriter: w, ids: ids}
+		}
+		pw := &plainErrorWriter{ResponseWriter: out}
+		next.ServeHTTP(pw, r)
+		if pw.plain {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(rpcErrorFor(sent, strings.TrimSpace(pw.msg.String())))
+		}
+	})
+}
+
+// restoreIDWriter puts the client's id back where the SDK wrote its alias.
+type restoreIDWriter struct {
+	http.ResponseWriter
+	ids *idTable
+}
+
+func (w *restoreIDWriter) WriteHeader(code int) {
+	w.Header().Del("Content-Length") // the id may be longer than its alias
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *restoreIDWriter) Write(p []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(w.ids.restoreAll(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *restoreIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// plainErrorWriter holds back the SDK's plain-text 400 for a message it will not handle
+// (an unknown method, a request without params), so GuardHTTP can answer it with a
+// JSON-RPC error as the stdio transport does.
+type plainErrorWriter struct {
+	http.ResponseWriter
+	plain bool
+	msg   bytes.Buffer
+}
+
+func (w *plainErrorWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.plain = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrorWriter) Write(p []byte) (int, error) {
+	if w.plain {
+		return w.msg.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer (SSE replies).
+func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// rpcErrorFor is the JSON-RPC error for the SDK's refusal msg of message body, with the
+// request's id: method not found for a method it does not handle, else invalid request.
+func rpcErrorFor(body []byte, msg string) []byte {
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if strings.HasPrefix(msg, "JSON RPC not handled") {
+		code = jsonrpc.CodeMethodNotFound
+	}
+	var id json.RawMessage
+	if m, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			id = leadingID(body)
+		}
+	}
+	return errorResponse(id, code, msg)
+}
