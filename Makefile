@@ -34,7 +34,7 @@ scale:
 
 fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
-	$(GO) test ./proxies -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
+	$(GO) test ./proxies/httpwall -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzFillCommand$$' -fuzztime $(FUZZ_FILL) -fuzzminimizetime 100x
 
 # chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
@@ -45,7 +45,7 @@ build:
 # Each benchmark prints its ratios against a baseline measured in the same run: the hub's
 # own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls.
 bench:
-	$(GO) test ./proxies -run '^$$' -bench . -benchtime 2000x
+	$(GO) test ./proxies/... -run '^$$' -bench . -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m

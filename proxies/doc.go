@@ -1,6 +1,6 @@
-// Package proxies is the wall between an agent and its tools and model, one room a wall;
-// the packages below it hold the parts, and this one only the tests that drive every
-// transport alike (transport_test.go):
+// Package proxies is the wall between an agent and its tools and model, each room of it a
+// package below this one. This one holds only the tests that drive every transport alike
+// (transport_test.go):
 //
 //	hub/       the hub: Hub.Call, ToolSource, positions, the record (every transport's bottom)
 //	mcpwall/   the hub's tools as an MCP server (the official SDK) and the guard in front of it

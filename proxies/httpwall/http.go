@@ -1,7 +1,8 @@
-// Package httpwall is the wall served over HTTP: MCP streamable HTTP at /mcp, REST tools at
-// /tools/<name> with their OpenAPI description, the record's events, and the protections
-// every request passes first (loopback Host, no cross-site writes, a bearer token beyond
-// loopback); other handlers (the model proxy at /llm) can be mounted beside them.
+// Package httpwall is the wall served over HTTP: MCP streamable HTTP, REST tools, the
+// record's events, and the protections every request passes first. MCP is at /mcp, REST
+// at /tools/<name> with its OpenAPI description; protect refuses a Host off loopback,
+// cross-site writes and, beyond loopback, a request without the bearer token. Other
+// handlers (the model proxy at /llm) can be mounted beside them.
 package httpwall
 
 import (

@@ -1,7 +1,7 @@
-// Package hub is the truth of one trial behind every wall: the tool source (the simulated
-// world or real servers), the armed condition and its decisions, and the record; every
-// transport (proxies/stdio, proxies/httpwall, proxies/upstream's proxy) is a thin adapter
-// over Hub.Call.
+// Package hub is the truth of one trial behind every wall: the tool source, the armed
+// condition and its decisions, and the record. The tool source is the spec's simulated
+// world or real servers (proxies/upstream); every transport (proxies/stdio,
+// proxies/httpwall, proxies/upstream's proxy) is a thin adapter over Hub.Call.
 //
 //	agent ──MCP stdio──> relay / chaos wall ──┐
 //	agent ──MCP HTTP──────────────────────────┼──> Hub.Call ──> faults.Decide ──> ToolSource

@@ -1,7 +1,8 @@
-// Package llm is the model API proxy ({llm_url}) and the stand-in model: both speak OpenAI
-// Chat Completions, OpenAI Responses and Anthropic Messages, streamed or not, through one
-// set of codecs; the proxy forwards each call upstream and damages the response where the
-// armed model fault fires, the stand-in answers offline from a script.
+// Package llm is the model API proxy ({llm_url}) and the stand-in model, which speak the
+// same model APIs through one set of codecs. Both speak OpenAI Chat Completions, OpenAI
+// Responses and Anthropic Messages, streamed or not; the proxy forwards each call upstream
+// and damages the response where the armed model fault fires, the stand-in answers
+// offline from a script.
 package llm
 
 // The model proxy: {llm_url} in a spec. An OpenAI Chat Completions, OpenAI Responses

@@ -1,5 +1,5 @@
-// Package stdio is the wall an agent starts as a process and speaks MCP to on its standard
-// input and output: the hub served on stdio, the bridge from stdio to a hub's HTTP server
+// Package stdio is the wall an agent starts as a process and speaks MCP to on its stdin
+// and stdout. It is the hub served on stdio, the bridge from stdio to a hub's HTTP server
 // (`chaos wall --hub URL`), and the unix socket the relay (cmd/chaos-relay) connects a
 // trial's agent to; with the {wall}, {mcp_config} and {codex_config} tokens that start them.
 package stdio

@@ -1,5 +1,5 @@
-// Package upstream is the tool source of real MCP servers behind the wall (over stdio,
-// streamable HTTP or HTTP+SSE): it finds and classifies their tools, forwards the calls the
+// Package upstream is the tool source of real MCP servers behind the wall, over stdio,
+// streamable HTTP or HTTP+SSE. It finds and classifies their tools, forwards the calls the
 // hub performs, fabricates the successes a fault needs from real ones seen before, and
 // serves them to a desktop agent as `chaos proxy serve` does (docs/upstream.md).
 package upstream
