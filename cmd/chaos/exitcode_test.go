@@ -12,7 +12,7 @@ import (
 func TestPortInUse(t *testing.T) {
 	busy := busyAddr(t)
 	_, port, _ := strings.Cut(busy, ":")
-	script := "../../proxies/testdata/llm/support-ticket.script.yaml"
+	script := "../../proxies/llm/testdata/support-ticket.script.yaml"
 	cases := []struct {
 		name string
 		args []string

@@ -50,7 +50,7 @@ const llmGoldenText = "Done. Priority urgent, team payments — Zoë has been to
 // llmScript is the support-ticket script, its closing text replaced by text.
 func llmScript(tb testing.TB, text string) Script {
 	tb.Helper()
-	s, err := LoadScript(filepath.Join("testdata", "llm", "support-ticket.script.yaml"))
+	s, err := LoadScript(filepath.Join("testdata", "support-ticket.script.yaml"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -188,7 +188,7 @@ var llmGoldenContext = faults.ModelContext{
 
 // TestLLMGoldens: every fault, on each of the three APIs, streamed and not, the exact
 // response the client receives through the proxy in front of the stand-in model,
-// compared with testdata/llm/golden/<api>-<mode>-<fault>.txt (rewrite with -update).
+// compared with testdata/golden/<api>-<mode>-<fault>.txt (rewrite with -update).
 func TestLLMGoldens(t *testing.T) {
 	upstream := llmStandin(t, llmScript(t, llmGoldenText))
 	type golden struct {
@@ -235,7 +235,7 @@ func TestLLMGoldens(t *testing.T) {
 					}
 					b.WriteString("\n")
 					b.Write(got)
-					llmCheckGolden(t, filepath.Join("testdata", "llm", "golden", name+".txt"), b.String())
+					llmCheckGolden(t, filepath.Join("testdata", "golden", name+".txt"), b.String())
 
 					// What the client got is what the fault makes of the stand-in's answer.
 					direct, directBody := llmPost(t, upstream+a.path, body, nil)

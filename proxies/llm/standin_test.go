@@ -12,7 +12,7 @@ import (
 )
 
 func TestStandinLoadScript(t *testing.T) {
-	s, err := LoadScript(filepath.Join("testdata", "llm", "support-ticket.script.yaml"))
+	s, err := LoadScript(filepath.Join("testdata", "support-ticket.script.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ type manifest struct {
 // test.
 func TestAgentsSDKAgent(t *testing.T) {
 	node(t)
-	standin := startStandin(t, filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml"))
+	standin := startStandin(t, filepath.Join(repoRoot, "proxies", "llm", "testdata", "support-ticket.script.yaml"))
 	env := testEnv(t, "CHAOS_STANDIN_URL="+standin)
 	data, runs := t.TempDir(), t.TempDir()
 	cleanDir, faultedDir := filepath.Join(runs, "clean"), filepath.Join(runs, "faulted")

@@ -89,7 +89,7 @@ func toolFault(name string) bool {
 // response byte for byte; a fault that cannot apply reaches the client as an error it
 // does not retry.
 func TestSDKClientsThroughProxy(t *testing.T) {
-	script, err := llm.LoadScript(filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml"))
+	script, err := llm.LoadScript(filepath.Join(repoRoot, "proxies", "llm", "testdata", "support-ticket.script.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func runClients(t *testing.T, cases []clientCase) map[string]clientView {
 // client receives, in the terms the client script prints, and the delay it records.
 func goldenView(t *testing.T, api, fault string) (clientView, time.Duration) {
 	t.Helper()
-	path := filepath.Join(repoRoot, "proxies", "testdata", "llm", "golden", api+"-json-"+fault+".txt")
+	path := filepath.Join(repoRoot, "proxies", "llm", "testdata", "golden", api+"-json-"+fault+".txt")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
