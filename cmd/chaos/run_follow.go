@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,7 +135,7 @@ func newProgressPrinter(ios *IOStreams, total int) *progressPrinter {
 
 func (p *progressPrinter) update(pr run.Progress) {
 	var parts []string
-	for _, k := range sortedKeys(pr.ByOutcome) {
+	for _, k := range slices.Sorted(maps.Keys(pr.ByOutcome)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, pr.ByOutcome[k]))
 	}
 	left := ""

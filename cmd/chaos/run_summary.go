@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/crashwall/chaos/report"
@@ -15,7 +17,7 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 		fmt.Fprintf(ios.Out, " (run aborted: %s)", res.Aborted)
 	}
 	fmt.Fprintln(ios.Out)
-	keys := sortedKeys(res.Summary.ByVerdict)
+	keys := slices.Sorted(maps.Keys(res.Summary.ByVerdict))
 	for _, k := range keys {
 		fmt.Fprintf(ios.Out, "  %-20s %d\n", k, res.Summary.ByVerdict[k])
 	}
@@ -73,13 +75,4 @@ func headline(results []run.TrialResult) map[string]run.CellCount {
 		byCell[r.Cell] = c
 	}
 	return byCell
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
