@@ -22,8 +22,9 @@ type decoder struct {
 	// budget is how many nodes may still be visited; it stops a file whose aliases expand
 	// to something huge (a "billion laughs") from taking the process down.
 	budget int
-	// overBudget is set once the budget problem has been reported.
-	overBudget bool
+	// overBudget is the budget problem, once reported. Past it the walk sees only part of
+	// the file, so every other problem it found may be untrue: Parse reports this one alone.
+	overBudget *Problem
 	// keys maps a value that fields returned to its key, for problems with a whole section.
 	keys map[*yaml.Node]*yaml.Node
 }
@@ -47,9 +48,10 @@ func (d *decoder) spend(n *yaml.Node) bool {
 	if d.budget >= 0 {
 		return true
 	}
-	if !d.overBudget {
-		d.overBudget = true
+	if d.overBudget == nil {
 		d.errorf(n, "the spec is too large once its aliases are expanded")
+		p := d.probs[len(d.probs)-1]
+		d.overBudget = &p
 	}
 	return false
 }

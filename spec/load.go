@@ -47,6 +47,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 			s.Name = defaultName(name)
 		}
 	}
+	if d.overBudget != nil {
+		// The walk stopped short: what it missed (a key past the budget) would read as
+		// missing, so the refusal is the only problem told.
+		return nil, &Errors{Problems: []Problem{*d.overBudget}}
+	}
 	if len(d.probs) > 0 {
 		return nil, &Errors{Problems: tidy(d.probs)}
 	}

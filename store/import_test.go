@@ -41,7 +41,7 @@ func TestImportRun(t *testing.T) {
 		if err := s.WriteRun(ctx, written, trials, nil); err != nil {
 			t.Fatal(err)
 		}
-		before := snapshot(t, url)
+		before := pgtest.ResultsTables(t, url)
 
 		rep, err := report.LoadRun(dir)
 		if err != nil {
@@ -58,7 +58,7 @@ func TestImportRun(t *testing.T) {
 		if !got.Existed || got.TrialsBefore != 3 {
 			t.Errorf("ImportRun of a written run = %+v, want existed with 3 trials", got)
 		}
-		if after := snapshot(t, url); after != before {
+		if after := pgtest.ResultsTables(t, url); after != before {
 			t.Errorf("importing the folder of a written run changed its rows:\nbefore:\n%s\nafter:\n%s", before, after)
 		}
 	})
@@ -95,8 +95,8 @@ func TestImportRun(t *testing.T) {
 				t.Errorf("import %d: existed = %v", i, got.Existed)
 			}
 			if i == 0 {
-				first = snapshot(t, url)
-			} else if again := snapshot(t, url); again != first {
+				first = pgtest.ResultsTables(t, url)
+			} else if again := pgtest.ResultsTables(t, url); again != first {
 				t.Errorf("the second import changed rows:\nfirst:\n%s\nsecond:\n%s", first, again)
 			}
 		}
@@ -199,26 +199,4 @@ func writeRecord(t *testing.T, path string, n int) {
 	if err := w.Close(record.Row{}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// snapshot is every row of the run, trial, call and comparison tables but the time of the
-// last write, in a stable order.
-func snapshot(t *testing.T, url string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		`SELECT coalesce(string_agg((to_jsonb(r) - 'written_at')::text, E'\n' ORDER BY run_id), '') FROM runs r`,
-		`SELECT coalesce(string_agg(to_jsonb(t)::text, E'\n' ORDER BY run_id, trial_id), '') FROM trials t`,
-		`SELECT coalesce(string_agg(to_jsonb(c)::text, E'\n' ORDER BY run_id, trial_id, seq), '') FROM calls c`,
-		`SELECT coalesce(string_agg(to_jsonb(c)::text, E'\n' ORDER BY run_id, cell, condition), '') FROM comparisons c`,
-	} {
-		b.WriteString(queryText(t, url, q))
-		b.WriteString("\n--\n")
-	}
-	return b.String()
-}
-
-func queryText(t *testing.T, url, query string) string {
-	t.Helper()
-	return pgtest.QueryOne[string](t, url, query)
 }

@@ -11,39 +11,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // serveHub serves the example spec's clean hub on a stream, recording to a file.
 func serveHub(t *testing.T) (*hub.Hub, *stdio.StreamServer, string) {
 	t.Helper()
-	s, err := spec.Load(filepath.Join("..", "..", "examples", "support-ticket.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clean, _ := faults.Find(conds, faults.CleanID)
-	path := filepath.Join(t.TempDir(), "record.jsonl")
-	rec, err := record.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := hub.NewHub(hub.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "relay", Record: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, path := testkit.ExampleHub(t, "relay")
 	st, err := stdio.ServeStream(h, os.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close(); h.Close("test over") })
+	t.Cleanup(func() { st.Close() })
 	return h, st, path
 }
 

@@ -1,16 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestPortInUse: a port that is taken is the user's to fix, so every command that listens
 // where it is told exits 1 for it, with the address in the message.
 func TestPortInUse(t *testing.T) {
-	busy := busyAddr(t)
+	busy := testkit.BusyAddr(t)
 	_, port, _ := strings.Cut(busy, ":")
 	script := "../../proxies/llm/testdata/support-ticket.script.yaml"
 	cases := []struct {
@@ -28,10 +29,7 @@ func TestPortInUse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var out bytes.Buffer
-			cmd := NewCmdRoot(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-			cmd.SetArgs(c.args)
-			err := cmd.Execute()
+			_, err := chaosCmd(t, c.args...)
 			if code := ExitCode(err); code != ExitBadInput || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "in use") {
 				t.Errorf("exit %d, error %v; want %d naming %s in use", code, err, ExitBadInput, c.want)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -16,12 +15,8 @@ import (
 func TestRunOnTemporalRefusesResultsFlags(t *testing.T) {
 	const dbURL = "postgres://chaos:hunter2@db.example.com:5432/chaos_results"
 	execute := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
 		// --dry-run: the plan is printed and nothing is reached.
-		root.SetArgs(append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir()}, args...))
-		err := root.Execute()
-		return out.String(), err
+		return chaosCmd(t, append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir()}, args...)...)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -60,10 +55,7 @@ func TestRunOnTemporalRefusesResultsFlags(t *testing.T) {
 		if err := writeServerFile(dir, serverAddrs{Frontend: "127.0.0.1:7233", PID: os.Getpid()}); err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
-		root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
-		root.SetArgs([]string{"run", exampleSpec, "--dry-run", "--data-dir", dir, "--results-db", dbURL})
-		err := root.Execute()
+		_, err := chaosCmd(t, "run", exampleSpec, "--dry-run", "--data-dir", dir, "--results-db", dbURL)
 		if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "a chaos server is running on "+dir) ||
 			!strings.Contains(err.Error(), "give --results-db to chaos server") || strings.Contains(err.Error(), "hunter2") {
 			t.Fatalf("error %v (exit %d), want exit 1 naming the running server and where the setting goes, without the password", err, ExitCode(err))

@@ -40,7 +40,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 func badInput(err error) error { return &ExitError{Code: ExitBadInput, Err: err} }
 
 // ExitCode maps an error to the process exit code: nil 0, bad input (a spec with
-// problems, a wrong flag) 1, anything else 3.
+// problems, a wrong flag, an error whose BadInput method says so) 1, anything else 3.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -55,6 +55,11 @@ func ExitCode(err error) int {
 	}
 	var fe flagError
 	if errors.As(err, &fe) {
+		return ExitBadInput
+	}
+	// A package's error for a mistake of the user's says so (manual.InputError).
+	var bi interface{ BadInput() bool }
+	if errors.As(err, &bi) && bi.BadInput() {
 		return ExitBadInput
 	}
 	return ExitUnexpected

@@ -30,11 +30,7 @@ func TestRunChecksAgentEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	execute := func() (string, error) {
-		var out bytes.Buffer
-		root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
-		root.SetArgs([]string{"run", path, "--dry-run", "--data-dir", t.TempDir()})
-		err := root.Execute()
-		return out.String(), err
+		return chaosCmd(t, "run", path, "--dry-run", "--data-dir", t.TempDir())
 	}
 
 	t.Setenv("CHAOS_TEST_AGENT_KEY", "") // restored after the test
@@ -158,14 +154,11 @@ func TestRunChecksAgentProgram(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
-			root.SetArgs(append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir(), "--"}, tc.agent...))
-			err := root.Execute()
+			out, err := chaosCmd(t, append([]string{"run", exampleSpec, "--dry-run", "--data-dir", t.TempDir(), "--"}, tc.agent...)...)
 			if ExitCode(err) != tc.code {
-				t.Fatalf("exit %d (%v), want %d\n%s", ExitCode(err), err, tc.code, out.String())
+				t.Fatalf("exit %d (%v), want %d\n%s", ExitCode(err), err, tc.code, out)
 			}
-			got := out.String()
+			got := out
 			if err != nil {
 				got = err.Error()
 			}

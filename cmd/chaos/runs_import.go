@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crashwall/chaos/report"
-	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/store/runfolder"
 )
 
 // importTimeout bounds writing one run: a database that stops answering must not hold
@@ -58,48 +54,40 @@ folders, such as chaos-runs/<spec>/ or chaos-runs/; its runs are imported oldest
 	return cmd
 }
 
-// folderRun is a run read from its folder, ready to import.
-type folderRun struct {
-	dir     string
-	row     store.RunRow
-	results []run.TrialResult
-	cmp     *store.Comparison
-}
-
 func runsImport(ctx context.Context, opts *RunsImportOptions) error {
 	if opts.Results.url() == "" {
 		return badInput(fmt.Errorf("runs import: no results database to import into: give --results-db postgres://USER:PASSWORD@HOST:PORT/DATABASE or set %s", store.EnvURL))
 	}
 	host, _ := os.Hostname()
 	var problems []error
-	var runs []folderRun
+	var runs []runfolder.Run
 	seen := map[string]bool{} // a folder named twice (itself and its parent) is imported once
 	for _, arg := range opts.Dirs {
-		dirs, err := runFolders(arg)
+		dirs, err := runfolder.Find(arg)
 		if err != nil {
-			problems = append(problems, err)
+			problems = append(problems, fmt.Errorf("runs import: %w", err))
 			continue
 		}
 		for _, dir := range dirs {
-			r, err := readRunFolder(dir, host)
+			r, err := runfolder.Read(dir, host)
 			if err != nil {
-				problems = append(problems, err)
+				problems = append(problems, fmt.Errorf("runs import: %w", err))
 				continue
 			}
-			if seen[r.dir] {
+			if seen[r.Dir] {
 				continue
 			}
-			seen[r.dir] = true
+			seen[r.Dir] = true
 			runs = append(runs, r)
 		}
 	}
 	// Oldest first, so a later run of a schedule never lands before the one it was
 	// compared with.
 	sort.SliceStable(runs, func(i, j int) bool {
-		if !runs[i].row.Started.Equal(runs[j].row.Started) {
-			return runs[i].row.Started.Before(runs[j].row.Started)
+		if !runs[i].Row.Started.Equal(runs[j].Row.Started) {
+			return runs[i].Row.Started.Before(runs[j].Row.Started)
 		}
-		return runs[i].row.RunID < runs[j].row.RunID
+		return runs[i].Row.RunID < runs[j].Row.RunID
 	})
 
 	if len(runs) > 0 {
@@ -120,7 +108,7 @@ func runsImport(ctx context.Context, opts *RunsImportOptions) error {
 
 // importRuns writes the runs in order; the first failure of the database stops it,
 // since the runs after it would fail alike.
-func importRuns(ctx context.Context, opts *RunsImportOptions, runs []folderRun) error {
+func importRuns(ctx context.Context, opts *RunsImportOptions, runs []runfolder.Run) error {
 	db, err := openResults(ctx, opts.Results)
 	if err != nil {
 		var ee *ExitError
@@ -133,13 +121,13 @@ func importRuns(ctx context.Context, opts *RunsImportOptions, runs []folderRun) 
 	for i, r := range runs {
 		var calls []store.Call
 		if opts.Calls {
-			calls = store.RecordedCalls(r.dir, r.results)
+			calls = store.RecordedCalls(r.Dir, r.Results)
 		}
 		wctx, cancel := context.WithTimeout(ctx, importTimeout)
-		got, err := db.ImportRun(wctx, r.row, r.results, calls, r.cmp)
+		got, err := db.ImportRun(wctx, r.Row, r.Results, calls, r.Comparison)
 		cancel()
 		if err != nil {
-			msg := fmt.Sprintf("results database %s: could not import run %s from %s: %v; nothing of it was written", db.Where(), r.row.RunID, r.dir, err)
+			msg := fmt.Sprintf("results database %s: could not import run %s from %s: %v; nothing of it was written", db.Where(), r.Row.RunID, r.Dir, err)
 			if rest := len(runs) - i - 1; rest > 0 {
 				msg += fmt.Sprintf(", nor of the %d run(s) after it", rest)
 			}
@@ -154,138 +142,29 @@ func importRuns(ctx context.Context, opts *RunsImportOptions, runs []folderRun) 
 }
 
 // importedLine is the line printed for one imported run.
-func importedLine(r folderRun, got store.Imported, calls int, withCalls bool) string {
-	n := len(r.results)
+func importedLine(r runfolder.Run, got store.Imported, calls int, withCalls bool) string {
+	n := len(r.Results)
 	var b strings.Builder
 	switch {
 	case !got.Existed:
-		fmt.Fprintf(&b, "imported %s: %d trials", r.row.RunID, n)
+		fmt.Fprintf(&b, "imported %s: %d trials", r.Row.RunID, n)
 	case got.TrialsBefore == n:
-		fmt.Fprintf(&b, "already there %s: %d trials (rewritten from its folder, no trial added)", r.row.RunID, n)
+		fmt.Fprintf(&b, "already there %s: %d trials (rewritten from its folder, no trial added)", r.Row.RunID, n)
 	default:
-		fmt.Fprintf(&b, "imported %s: %d trials (it was there with %d)", r.row.RunID, n, got.TrialsBefore)
+		fmt.Fprintf(&b, "imported %s: %d trials (it was there with %d)", r.Row.RunID, n, got.TrialsBefore)
 	}
 	if withCalls {
 		fmt.Fprintf(&b, ", %d recorded calls", calls)
 	}
-	if r.cmp != nil {
-		if r.cmp.PreviousRunID == "" {
-			fmt.Fprintf(&b, ", schedule %s (its first run)", r.cmp.Schedule)
+	if cmp := r.Comparison; cmp != nil {
+		if cmp.PreviousRunID == "" {
+			fmt.Fprintf(&b, ", schedule %s (its first run)", cmp.Schedule)
 		} else {
-			fmt.Fprintf(&b, ", schedule %s compared with %s", r.cmp.Schedule, r.cmp.PreviousRunID)
-			if r.cmp.Regressed() {
+			fmt.Fprintf(&b, ", schedule %s compared with %s", cmp.Schedule, cmp.PreviousRunID)
+			if cmp.Regressed() {
 				b.WriteString(" (REGRESSION)")
 			}
 		}
 	}
 	return b.String()
-}
-
-// runFolders resolves an argument to run folders: the folder itself when it holds
-// manifest.json, else the run folders in it (chaos-runs/<spec>/), else those one level
-// further down (chaos-runs/).
-func runFolders(arg string) ([]string, error) {
-	fi, err := os.Stat(arg)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("runs import: %s does not exist (give a run folder, such as chaos-runs/<spec>/<run id>, or a folder of them)", arg)
-		}
-		return nil, fmt.Errorf("runs import: %s: %v", arg, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("runs import: %s is not a run folder: it is a file (give the folder that holds manifest.json and verdicts.json)", arg)
-	}
-	if isRunFolder(arg) {
-		return []string{arg}, nil
-	}
-	for _, pattern := range []string{filepath.Join(arg, "*"), filepath.Join(arg, "*", "*")} {
-		matches, err := filepath.Glob(pattern)
-		if err != nil {
-			return nil, fmt.Errorf("runs import: %s: %v", arg, err)
-		}
-		var dirs []string
-		for _, m := range matches {
-			if isRunFolder(m) {
-				dirs = append(dirs, m)
-			}
-		}
-		if len(dirs) > 0 {
-			return dirs, nil
-		}
-	}
-	return nil, fmt.Errorf("runs import: %s is not a run folder: it has no manifest.json, and no run folder is in it (a run that never ended has none; give the folder chaos run wrote, or a folder of them)", arg)
-}
-
-func isRunFolder(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "manifest.json"))
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// readRunFolder reads a run folder with the reader chaos show and report use
-// (report.LoadRun), and its comparison.json when a schedule ran it.
-func readRunFolder(dir, host string) (folderRun, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return folderRun{}, fmt.Errorf("runs import: %s: %v", dir, err)
-	}
-	damaged := func(err error) error {
-		return fmt.Errorf("runs import: run folder %s is damaged: %v; nothing of it was imported (restore the file, or leave this folder out)", dir, err)
-	}
-	rep, err := report.LoadRun(abs)
-	if err != nil {
-		if _, statErr := os.Stat(filepath.Join(abs, "verdicts.json")); errors.Is(statErr, fs.ErrNotExist) {
-			return folderRun{}, fmt.Errorf("runs import: run folder %s is incomplete: it has manifest.json but no verdicts.json; nothing of it was imported", dir)
-		}
-		// LoadRun's error names the folder; its inner one names the file and what is wrong.
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
-		}
-		return folderRun{}, damaged(err)
-	}
-	row, err := store.RunRowOf(rep, host)
-	if err != nil {
-		return folderRun{}, damaged(err)
-	}
-	r := folderRun{dir: abs, row: row, results: rep.Results}
-	cmp, err := readComparison(abs)
-	if err != nil {
-		return folderRun{}, damaged(err)
-	}
-	if cmp != nil {
-		cmp.RunID = row.RunID
-		r.cmp = cmp
-	}
-	return r, nil
-}
-
-// readComparison reads comparison.json, which CompareScheduledRun writes into a
-// scheduled run's folder (nil: the run was not scheduled).
-func readComparison(dir string) (*store.Comparison, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "comparison.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var c struct {
-		Schedule      string           `json:"schedule"`
-		PreviousRunID string           `json:"previous_run_id"`
-		Rows          []report.DiffRow `json:"rows"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("comparison.json: %v", err)
-	}
-	if c.Schedule == "" {
-		return nil, fmt.Errorf("comparison.json names no schedule")
-	}
-	cmp := &store.Comparison{Schedule: c.Schedule, PreviousRunID: c.PreviousRunID}
-	for _, r := range c.Rows {
-		// The comparisons table holds the silent-wrong rate per cell and condition; a row
-		// of a declared outcome (chaos diff's) has no place there.
-		if r.Outcome == "" {
-			cmp.Rows = append(cmp.Rows, r)
-		}
-	}
-	return cmp, nil
 }

@@ -26,10 +26,7 @@ func TestScheduleCreateRefusesBadInput(t *testing.T) {
 		{[]string{"nightly", "missing.yaml", "--every", "1h"}, "read the spec"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var out bytes.Buffer
-			root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
-			root.SetArgs(append([]string{"schedule", "create", "--data-dir", t.TempDir()}, tc.args...))
-			err := root.Execute()
+			_, err := chaosCmd(t, append([]string{"schedule", "create", "--data-dir", t.TempDir()}, tc.args...)...)
 			if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v (exit %d), want exit 1 with %q", err, ExitCode(err), tc.want)
 			}
@@ -92,15 +89,12 @@ func TestCheckWebhook(t *testing.T) {
 // set, and the message names the variable, not the value.
 func TestScheduleCreateRefusesAWebhookVariableThatIsNoURL(t *testing.T) {
 	t.Setenv("CHAOS_TEST_HOOK", "ftp://hooks.example.com/T0-secret-token")
-	var out bytes.Buffer
-	root := NewCmdRoot(&IOStreams{Out: &out, ErrOut: &out})
-	root.SetArgs([]string{"schedule", "create", "--data-dir", t.TempDir(), "nightly", exampleSpec, "--every", "1h", "--webhook", "${CHAOS_TEST_HOOK}"})
-	err := root.Execute()
+	out, err := chaosCmd(t, "schedule", "create", "--data-dir", t.TempDir(), "nightly", exampleSpec, "--every", "1h", "--webhook", "${CHAOS_TEST_HOOK}")
 	if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "--webhook ${CHAOS_TEST_HOOK}: its value here is not an http:// or https:// URL") {
 		t.Errorf("error %v (exit %d), want exit 1 naming ${CHAOS_TEST_HOOK}", err, ExitCode(err))
 	}
-	if err != nil && strings.Contains(err.Error()+out.String(), "secret-token") {
-		t.Errorf("the value is shown: %v\n%s", err, out.String())
+	if err != nil && strings.Contains(err.Error()+out, "secret-token") {
+		t.Errorf("the value is shown: %v\n%s", err, out)
 	}
 }
 

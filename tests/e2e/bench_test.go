@@ -14,12 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/httpwall"
-	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/stdio"
-	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // The wall's benchmarks (make bench). Each measures a wall and, in the same sub-benchmark,
@@ -130,31 +127,12 @@ func benchWall(b *testing.B, name string) []string {
 	case "spec":
 		return []string{chaosBin, "wall", "--spec", exampleSpec, "--record", rec}
 	case "hub", "hub-http":
-		s, err := spec.Load(exampleSpec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		conds, err := faults.Generate(s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		clean, _ := faults.Find(conds, faults.CleanID)
-		w, err := record.Open(rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		hub, err := hub.NewHub(hub.Config{Spec: s, Condition: clean, Seed: s.Seed, Trial: "bench", Record: w})
-		if err != nil {
-			b.Fatal(err)
-		}
+		hub, _ := testkit.ExampleHub(b, "bench")
 		srv, err := httpwall.Serve(hub, "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() {
-			srv.Close()
-			hub.Close("benchmark over")
-		})
+		b.Cleanup(func() { srv.Close() })
 		if name == "hub-http" {
 			return []string{"sh", "-c", "exec " + stdio.WallCommand(chaosBin, srv.URL)}
 		}
@@ -182,17 +160,7 @@ func startStdio(b *testing.B, argv []string) *stdioPeer {
 	b.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start %s: %v", strings.Join(argv, " "), err)
-	}
+	stdin, stdout := testkit.StartPiped(b, cmd)
 	s := &stdioPeer{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 64<<10)}
 	b.Cleanup(func() {
 		if s.cmd.ProcessState == nil {

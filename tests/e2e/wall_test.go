@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // wallProc is `chaos wall` running as a subprocess, spoken to over its stdin and
@@ -33,21 +34,11 @@ type wallProc struct {
 func startWall(t *testing.T, args ...string) *wallProc {
 	t.Helper()
 	cmd := exec.Command(chaosBin, append([]string{"wall"}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testkit.StartPiped(t, cmd)
 	w := &wallProc{cmd: cmd, stdin: stdin, stdout: make(chan string, 64), stderr: make(chan string, 64), exited: make(chan struct{})}
 	var reads sync.WaitGroup
 	reads.Add(2)

@@ -113,6 +113,7 @@ func TestHostileInputs(t *testing.T) {
 		args  []string // after chaos run SPEC
 		code  int
 		want  []string
+		only  bool // stderr is one line, and no other
 	}{
 		// item 1: a token where the text is code for another program
 		{name: "task in sh -c '...'", spec: spec("sh -c 'echo {task}'", ""), args: []string{"--dry-run"}, code: 1,
@@ -154,6 +155,9 @@ func TestHostileInputs(t *testing.T) {
 			want: []string{"--concurrency must be 0 or more, got -4"}},
 		{name: "axes with 3^20 cells", spec: spec("true", "axes: {"+axes(20)+"}\n"), args: []string{"--dry-run"}, code: 1,
 			want: []string{"the run would have more than 10000 trials"}},
+		// a "billion laughs": refused with that one line, no problem the walk it cut short made up
+		{name: "alias bomb", spec: func(w *world) string { return laughs() + spec("true", "<<: *i\n")(w) }, args: []string{"--dry-run"}, code: 1,
+			want: []string{"hostile.yaml:1: the spec is too large once its aliases are expanded\n"}, only: true},
 		// item 7: axis values that would share a trial id
 		{name: "axis values a/b, a_b, a b", spec: spec("true", "axes: {v: ['a/b', 'a_b', 'a b']}\n"), args: []string{"--dry-run"}, code: 1,
 			want: []string{`hostile.yaml:5: axis "v": values "a/b" and "a_b" both name the trials v=a_b`}},
@@ -172,6 +176,9 @@ func TestHostileInputs(t *testing.T) {
 			if r.Code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, r.Stdout, r.Stderr)
 			}
+			if tt.only && strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("stderr:\n%s\nwant one line, no other", r.Stderr)
+			}
 			for _, want := range tt.want {
 				if !strings.Contains(r.Stderr, want) {
 					t.Errorf("stderr:\n%s\nwant it to contain %q", r.Stderr, want)
@@ -180,6 +187,18 @@ func TestHostileInputs(t *testing.T) {
 			w.check(t)
 		})
 	}
+}
+
+// laughs is nine levels of x- anchors, each merging the one below nine times: *i
+// expands to 9^8 mappings.
+func laughs() string {
+	var b strings.Builder
+	b.WriteString("x-a: &a {lol: lol}\n")
+	for i := 1; i < 9; i++ {
+		prev, cur := string(rune('a'+i-1)), string(rune('a'+i))
+		b.WriteString("x-" + cur + ": &" + cur + " {<<: [" + strings.TrimSuffix(strings.Repeat("*"+prev+", ", 9), ", ") + "]}\n")
+	}
+	return b.String()
 }
 
 func axes(n int) string {

@@ -24,11 +24,8 @@ import (
 
 	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
 )
-
-func exampleSpec() string { return filepath.Join(chaosbin.Root(), "examples", "support-ticket.yaml") }
 
 // without is env with the named variables removed.
 func without(env []string, names ...string) []string {
@@ -47,23 +44,12 @@ func without(env []string, names ...string) []string {
 	return out
 }
 
-// busyAddr is a loopback address another listener holds until the test ends.
-func busyAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
-}
-
 // TestHostileWallRefusals: a wall beyond loopback, a port in use and a database password
 // that is not there are each refused with exit 1 and a sentence, before anything is
 // served or started.
 func TestHostileWallRefusals(t *testing.T) {
 	t.Parallel()
-	busy := busyAddr(t)
+	busy := testkit.BusyAddr(t)
 	_, busyPort, _ := net.SplitHostPort(busy)
 	script := filepath.Join(t.TempDir(), "script.yaml")
 	if err := os.WriteFile(script, []byte("- when: start\n  text: done\n"), 0o644); err != nil {
@@ -77,17 +63,17 @@ func TestHostileWallRefusals(t *testing.T) {
 	}{
 		// item 4: the wall serves loopback only, unless told otherwise with a token
 		{"wall --listen on every interface", func(w *world) []string {
-			return []string{"wall", "--spec", exampleSpec(), "--listen", "0.0.0.0:0"}
+			return []string{"wall", "--spec", testkit.ExampleSpec(), "--listen", "0.0.0.0:0"}
 		}, `wall: listen on "0.0.0.0:0": not a loopback address: use 127.0.0.1:PORT, or pass --allow-remote with a bearer token in $CHAOS_WALL_TOKEN`},
 		{"wall --listen on every interface, v6", func(w *world) []string {
-			return []string{"wall", "--spec", exampleSpec(), "--listen", "[::]:0"}
+			return []string{"wall", "--spec", testkit.ExampleSpec(), "--listen", "[::]:0"}
 		}, "not a loopback address"},
 		{"wall --allow-remote without a token", func(w *world) []string {
-			return []string{"wall", "--spec", exampleSpec(), "--listen", "0.0.0.0:0", "--allow-remote"}
+			return []string{"wall", "--spec", testkit.ExampleSpec(), "--listen", "0.0.0.0:0", "--allow-remote"}
 		}, "--allow-remote needs a bearer token of at least 16 characters in $CHAOS_WALL_TOKEN"},
 		// item 10: a port in use is bad input (1) for every command that listens
 		{"wall --listen on a port in use", func(w *world) []string {
-			return []string{"wall", "--spec", exampleSpec(), "--listen", busy}
+			return []string{"wall", "--spec", testkit.ExampleSpec(), "--listen", busy}
 		}, "address already in use"},
 		{"model standin --listen on a port in use", func(w *world) []string {
 			return []string{"model", "standin", "--script", script, "--listen", busy}
@@ -122,23 +108,6 @@ func TestHostileWallRefusals(t *testing.T) {
 
 var listenLine = regexp.MustCompile(`^chaos wall: MCP at (http://127\.0\.0\.1:\d+)/mcp, REST at (http://127\.0\.0\.1:\d+)/tools\n`)
 
-// waitStderr waits for the process's stderr to match re and returns the submatches.
-func waitStderr(t *testing.T, p *testkit.Proc, re *regexp.Regexp) []string {
-	t.Helper()
-	deadline := time.After(testkit.StartTimeout)
-	for {
-		out, grew := p.Stderr.Snapshot()
-		if m := re.FindStringSubmatch(out); m != nil {
-			return m
-		}
-		select {
-		case <-grew:
-		case <-deadline:
-			t.Fatalf("%s did not print %q within %s\nstderr:\n%s", p.Name, re, testkit.StartTimeout, out)
-		}
-	}
-}
-
 // TestHostileWallHTTP (item 4): requests a browser on another site can send without a
 // preflight (another Host, a text/plain body, a cross-site Origin) are refused on REST
 // as on /mcp, and none of them changes the world: a read afterwards and the record show
@@ -147,8 +116,8 @@ func TestHostileWallHTTP(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	rec := filepath.Join(w.tmp, "record.jsonl")
-	p := testkit.Start(t, chaosBin, without(w.env, "CHAOS_WALL_TOKEN"), "wall", "--spec", exampleSpec(), "--record", rec, "--listen", "127.0.0.1:0")
-	base := waitStderr(t, p, listenLine)[2]
+	p := testkit.Start(t, chaosBin, without(w.env, "CHAOS_WALL_TOKEN"), "wall", "--spec", testkit.ExampleSpec(), "--record", rec, "--listen", "127.0.0.1:0")
+	base := p.WaitStderr(t, listenLine, testkit.StartTimeout)[2]
 	client := &http.Client{Transport: &http.Transport{}}
 	post := func(t *testing.T, path, host, ctype string, header map[string]string, body string) (int, string) {
 		t.Helper()
@@ -251,22 +220,12 @@ func TestHostileWallStdio(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chaosBin, "wall", "--spec", exampleSpec(), "--record", rec)
+	cmd := exec.CommandContext(ctx, chaosBin, "wall", "--spec", testkit.ExampleSpec(), "--record", rec)
 	cmd.Env = w.env
 	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testkit.StartPiped(t, cmd)
 	wrote := make(chan error, 1)
 	go func() {
 		var err error

@@ -28,6 +28,16 @@ tools:
     reply: '{}'
 `
 
+// writeOverheadSpec writes overheadSpec into a folder of its own and returns its path.
+func writeOverheadSpec(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "overhead.yaml")
+	if err := os.WriteFile(path, []byte(overheadSpec), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // BenchmarkTrialOverhead is the harness's own cost per trial: trials whose agent is `true`
 // (it starts and exits at once), against a plain loop that starts `sh -c true` as many
 // times, which is the process the harness starts for each trial.
@@ -48,18 +58,11 @@ tools:
 func BenchmarkTrialOverhead(b *testing.B) {
 	env := testkit.Env(b)
 	data := b.TempDir()
-	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
-	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	specPath := writeOverheadSpec(b)
 	srv := startServer(b, env, data, -1)
 
 	b.Run("baseline", func(b *testing.B) {
-		for range b.N {
-			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		plainLoop(b, b.N, 1, "true")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/trial")
 	})
 	for _, concurrency := range []int{1, 4} {
@@ -76,13 +79,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 			}
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
-			start := time.Now()
-			for range b.N {
-				if err := exec.Command("sh", "-c", "true").Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			baseline := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			baseline := float64(plainLoop(b, b.N, 1, "true").Nanoseconds()) / float64(b.N)
 			b.ReportMetric(perTrial, "ns/trial")
 			b.ReportMetric(baseline, "baseline-ns/trial")
 			b.ReportMetric(perTrial/baseline, "x-baseline")
@@ -100,10 +97,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 func BenchmarkTrialsPerSecond(b *testing.B) {
 	env := testkit.Env(b)
 	data := b.TempDir()
-	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
-	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	specPath := writeOverheadSpec(b)
 	srv := startServer(b, env, data, -1, "--no-worker")
 	w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", "64")
 	w.WaitStdout(b, workerLine, testkit.StartTimeout)
@@ -156,10 +150,7 @@ func plainLoop(b *testing.B, n, concurrency int, agent string) time.Duration {
 // trials at that concurrency, aborted once all are in flight.
 func BenchmarkWorkerRSS(b *testing.B) {
 	env := testkit.Env(b)
-	specPath := filepath.Join(b.TempDir(), "overhead.yaml")
-	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	specPath := writeOverheadSpec(b)
 	for _, inFlight := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
 			data, out := b.TempDir(), filepath.Join(b.TempDir(), "out")

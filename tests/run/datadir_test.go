@@ -2,7 +2,6 @@ package run_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,10 +23,7 @@ import (
 //     will happen until then, and chaos resume finishes it, every trial once.
 func TestOneDataDir(t *testing.T) {
 	env := testkit.Env(t)
-	specPath := filepath.Join(t.TempDir(), "overhead.yaml")
-	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	specPath := writeOverheadSpec(t)
 	ids := func(n int) []string {
 		var ids []string
 		for rep := 1; rep <= n; rep++ {

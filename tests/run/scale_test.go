@@ -52,10 +52,7 @@ func TestScale(t *testing.T) {
 	n := *scaleTrials
 	env := testkit.Env(t)
 	data := t.TempDir()
-	specPath := filepath.Join(t.TempDir(), "overhead.yaml")
-	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	specPath := writeOverheadSpec(t)
 	srv := startServer(t, env, data, -1)
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()

@@ -92,9 +92,9 @@ func TestImport(t *testing.T) {
 	}
 
 	// Again: nothing added, nothing changed (the calls of the first run stay).
-	before := tableRows(t, url)
+	before := pgtest.ResultsTables(t, url)
 	mustChaos(t, env, "runs", "import", parent, dirs[0], "--results-db", url)
-	if after := tableRows(t, url); after != before {
+	if after := pgtest.ResultsTables(t, url); after != before {
 		t.Errorf("importing again changed the database:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	query(t, url, "SELECT count(*) FROM runs", &n)
@@ -244,21 +244,4 @@ func folderCalls(t *testing.T, dir string) int {
 		}
 	}
 	return n
-}
-
-// tableRows is every row of the results tables but the time of a run's last write.
-func tableRows(t *testing.T, url string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		`SELECT coalesce(string_agg((to_jsonb(r) - 'written_at')::text, E'\n' ORDER BY run_id), '') FROM runs r`,
-		`SELECT coalesce(string_agg(to_jsonb(t)::text, E'\n' ORDER BY run_id, trial_id), '') FROM trials t`,
-		`SELECT coalesce(string_agg(to_jsonb(c)::text, E'\n' ORDER BY run_id, trial_id, seq), '') FROM calls c`,
-		`SELECT coalesce(string_agg(to_jsonb(c)::text, E'\n' ORDER BY run_id, cell, condition), '') FROM comparisons c`,
-	} {
-		var s string
-		query(t, url, q, &s)
-		b.WriteString(s + "\n--\n")
-	}
-	return b.String()
 }

@@ -140,16 +140,27 @@ func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 // test fails if the process exits first or does not print it within timeout.
 func (p *Proc) WaitStdout(t testing.TB, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()
+	return p.waitOutput(t, p.Stdout, re, timeout)
+}
+
+// WaitStderr is WaitStdout for the process's stderr.
+func (p *Proc) WaitStderr(t testing.TB, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
+	return p.waitOutput(t, p.Stderr, re, timeout)
+}
+
+func (p *Proc) waitOutput(t testing.TB, b *Buffer, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
 	deadline := time.After(timeout)
 	for {
-		out, grew := p.Stdout.Snapshot()
+		out, grew := b.Snapshot()
 		if m := re.FindStringSubmatch(out); m != nil {
 			return m
 		}
 		select {
 		case <-grew:
 		case <-p.done:
-			if m := re.FindStringSubmatch(p.Stdout.String()); m != nil {
+			if m := re.FindStringSubmatch(b.String()); m != nil {
 				return m
 			}
 			t.Fatalf("%s exited (code %d) before printing %q\nstdout:\n%s\nstderr:\n%s", p.Name, p.code, re, p.Stdout, p.Stderr)

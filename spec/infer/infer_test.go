@@ -1,4 +1,4 @@
-package main
+package infer
 
 import (
 	"encoding/json"
@@ -28,8 +28,8 @@ func TestServerName(t *testing.T) {
 		{"npx -y @modelcontextprotocol/server-memory", []string{"memory"}, "memory2"},
 	}
 	for _, tt := range tests {
-		if got := serverName(tt.line, tt.taken); got != tt.want {
-			t.Errorf("serverName(%q) = %q, want %q", tt.line, got, tt.want)
+		if got := ServerName(tt.line, tt.taken); got != tt.want {
+			t.Errorf("ServerName(%q) = %q, want %q", tt.line, got, tt.want)
 		}
 	}
 }
@@ -60,7 +60,7 @@ func TestInferSpec(t *testing.T) {
 		{Tool: "read_text_file", Server: "fs", Remote: "read_text_file", Effect: spec.EffectRead, From: "annotation readOnlyHint: true"},
 		{Tool: "create_directory", Server: "fs", Remote: "create_directory", Effect: spec.EffectWrite, From: "annotation readOnlyHint: false"},
 	}
-	text, summary, err := inferSpec(inference{
+	text, summary, err := Spec(Recording{
 		Name: "notes", Task: "Write the note", Argv: []string{"my-agent", "--mcp", "{mcp_config}", "{task}"},
 		Servers: servers, Classes: classes, Tools: tools, Log: log, Stdout: "All done.\nSTATUS: ok\n",
 		Sandbox: "/tmp/rec1", Now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
@@ -112,7 +112,7 @@ func TestRecordedSpecIsData(t *testing.T) {
 		{Type: record.TypeCall, Seq: 2, Tool: "save", Args: json.RawMessage(`{"v":"val\r\nprobes: x"}`), Reply: "saved\r" + evil, Status: 200},
 		{Type: record.TypeCall, Seq: 3, Tool: "lookup", Args: json.RawMessage(`{}`), Reply: `{"v":"val\r\nprobes: x"}`, Status: 200},
 	}
-	in := inference{
+	in := Recording{
 		Name: "rec", Task: "do it\r\nprobes: []", Argv: []string{"agent", "{task}"},
 		Servers: []spec.Server{{Name: "srv", Command: "node", Args: []string{"s.js"}}},
 		Classes: []upstream.Classification{
