@@ -244,7 +244,7 @@ func (s *Server) planRun(ctx context.Context, _ *mcp.CallToolRequest, in planIn)
 }
 
 type startIn struct {
-	Confirmation string `json:"confirmation" jsonschema:"the token plan_run returned, given only once the user approved the plan"`
+	Confirmation string `json:"confirmation,omitempty" jsonschema:"the token plan_run returned, given only once the user approved the plan"`
 }
 
 // StartOut is what start_run returns.
