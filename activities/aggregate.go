@@ -190,6 +190,9 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		}
 	}
 
+	if cells, total := report.Costs(results); cells != nil {
+		sum.SpentUSD, sum.Cost = total.Spent, total.CostLine()
+	}
 	sum.Warnings = report.Warnings(results)
 	sum.CleanNotCorrect = report.CleanNotCorrect(results)
 	sum.Unscorable = report.Unscorable(results)
@@ -347,6 +350,7 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	writeCosts(&b, results)
 	return b.Bytes()
 }
 

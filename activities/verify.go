@@ -179,6 +179,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
 	}
 
+	res.Cost = trialCost(a.live(in.Trial.Key()), log, closing)
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return res, fmt.Errorf("encode the trial's result: %w", err)

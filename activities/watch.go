@@ -94,6 +94,8 @@ type watcher struct {
 	// how many times in a row that call failed.
 	failing string
 	streak  int
+	// spent is the money of the model calls so far (limits.max_cost_usd).
+	spent float64
 }
 
 // catchUp reads the rows the stream missed from the record: those after the last row
@@ -126,7 +128,9 @@ func (w *watcher) see(r record.Row) string {
 		return ""
 	}
 	if r.Transport == llm.TransportLLM {
-		return "" // a model call through the model proxy, not a tool call
+		// A model call through the model proxy, not a tool call: it counts towards the
+		// trial's money only.
+		return w.spend(r)
 	}
 	w.calls++
 	if limit := w.limits.MaxCalls; limit > 0 && w.calls > limit {

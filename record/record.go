@@ -53,6 +53,8 @@ type Row struct {
 	RealReply string `json:"real_reply,omitempty"`
 	// State is the world after the call.
 	State map[string]any `json:"state,omitempty"`
+	// Usage is what a model call used, as its response declared it (model calls only).
+	Usage *Usage `json:"usage,omitempty"`
 
 	// rejected, error and session_end
 	Reason string `json:"reason,omitempty"`
@@ -71,6 +73,17 @@ type Fault struct {
 	Tool      string `json:"tool,omitempty"`
 	// What is one line on what the fault does.
 	What string `json:"what,omitempty"`
+}
+
+// Usage is the tokens a model call's response declared and, where the model has a
+// price, their money (cost.Price).
+type Usage struct {
+	Model      string   `json:"model,omitempty"`
+	Input      int64    `json:"input_tokens"`
+	Output     int64    `json:"output_tokens"`
+	CacheRead  int64    `json:"cache_read_tokens,omitempty"`
+	CacheWrite int64    `json:"cache_write_tokens,omitempty"`
+	USD        *float64 `json:"usd,omitempty"`
 }
 
 // Hit is the fault decision for one call.

@@ -45,6 +45,15 @@ type Page struct {
 	// Warnings are shown above everything else (Warnings: trials that never met the
 	// wall, a clean condition that is not correct, nothing scored).
 	Warnings []string `json:"warnings,omitempty"`
+	// Costs are what each cell's model calls cost, then the whole ("run"); none when no
+	// trial had a cost.
+	Costs []CostView `json:"costs,omitempty"`
+}
+
+// CostView is one line of the report's cost table.
+type CostView struct {
+	Cell string `json:"cell"`
+	Line string `json:"line"`
 }
 
 // TrialView is a trial with its recorded calls, as the report shows it.
@@ -117,6 +126,17 @@ func Build(runs []*Run, agreement []Agreement) *Page {
 		p.Limits = append(p.Limits, Limit{Verdict: k[0], Reason: k[1], Count: n})
 	}
 	sortLimits(p.Limits)
+	var all []run.TrialResult
+	for _, t := range p.Trials {
+		t.TrialResult.Cell = t.Arm
+		all = append(all, t.TrialResult)
+	}
+	if cells, total := Costs(all); cells != nil {
+		for _, c := range cells {
+			p.Costs = append(p.Costs, CostView{Cell: c.Cell, Line: c.CostLine()})
+		}
+		p.Costs = append(p.Costs, CostView{Cell: "all", Line: total.CostLine()})
+	}
 	p.Title = "chaos report"
 	if len(runs) == 1 {
 		p.Title = fmt.Sprintf("chaos report: %s, run %s", runs[0].Manifest.Spec.Name, runs[0].Manifest.RunID)

@@ -6,6 +6,7 @@ package run
 import (
 	"time"
 
+	"github.com/crashwall/chaos/cost"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -72,6 +73,13 @@ type ExperimentInput struct {
 	// HistoryLimit is how many trials a single workflow run starts before it continues as
 	// new (0: DefaultHistoryLimit).
 	HistoryLimit int `json:"history_limit,omitempty"`
+	// BudgetUSD is the most the run may spend on model calls (chaos run --budget; 0: no
+	// budget): no trial starts once what was spent plus what the running trials and the
+	// new one are expected to spend would exceed it.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	// ExpectedTrialUSD is what a trial is expected to cost before any has finished (an
+	// earlier run's mean; 0: unknown); after, the finished trials' mean is used.
+	ExpectedTrialUSD float64 `json:"expected_trial_usd,omitempty"`
 }
 
 // DefaultHistoryLimit keeps an experiment's history well below Temporal's limits: each
@@ -82,6 +90,8 @@ const DefaultHistoryLimit = 500
 type Tally struct {
 	Done int            `json:"done"`
 	By   map[string]int `json:"by,omitempty"`
+	// SpentUSD sums the money of the finished trials (TrialCost.Spent), for --budget.
+	SpentUSD float64 `json:"spent_usd,omitempty"`
 }
 
 // Add counts r.
@@ -95,6 +105,9 @@ func (t *Tally) Add(r TrialResult) {
 	}
 	t.By[key]++
 	t.Done++
+	if r.Cost != nil {
+		t.SpentUSD = cost.Round(t.SpentUSD + r.Cost.Spent())
+	}
 }
 
 // ExperimentResult is what a run ends with.
@@ -109,6 +122,9 @@ type ExperimentResult struct {
 	// NeverArmed says why the run stopped early: a trial proved that its model fault can
 	// never be armed (ModelResult.NeverCalled). chaos run exits 3 with it.
 	NeverArmed string `json:"never_armed,omitempty"`
+	// Budget says how many trials were not started because the run's budget (--budget)
+	// would have been exceeded, and why ("": none).
+	Budget string `json:"budget,omitempty"`
 }
 
 // Progress is the answer to the progress query.
@@ -283,6 +299,9 @@ type TrialResult struct {
 	Output *AgentOutput `json:"output,omitempty"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
+	// Cost is what the trial's model calls used and cost (nil: no model proxy, and the
+	// agent reported no cost of its own); see cost.go.
+	Cost *TrialCost `json:"cost,omitempty"`
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
 	// declares none or the trial has no verdict).
 	Outcomes map[string]bool `json:"outcomes,omitempty"`
@@ -322,6 +341,10 @@ type Summary struct {
 	// reached one.
 	ModelTrials int `json:"model_trials,omitempty"`
 	ModelCalls  int `json:"model_calls,omitempty"`
+	// SpentUSD is what the run's model calls cost, Cost the same in a line with its
+	// tokens (report.CellCost.CostLine); "" when no trial had a cost.
+	SpentUSD float64 `json:"spent_usd,omitempty"`
+	Cost     string  `json:"cost,omitempty"`
 	// Warnings are what must be read before any rate (report.Warnings); CleanNotCorrect
 	// lists the cells whose clean condition is not correct in every scored trial
 	// (report.CleanNotCorrect); Unscorable says no trial could be scored. Aggregate

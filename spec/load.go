@@ -199,7 +199,7 @@ var nativeHints = map[string]string{
 	"status_field": "claim.status_field", "output_contract": "claim.output_contract",
 	"failure_words": "claim.failure_words", "success_words": "claim.success_words",
 	"max_calls": "limits.max_calls", "wall_clock": "limits.wall_clock",
-	"repeated_failures": "limits.repeated_failures", "concurrency": "limits.concurrency",
+	"repeated_failures": "limits.repeated_failures", "concurrency": "limits.concurrency", "max_cost_usd": "limits.max_cost_usd",
 	"repo": "workspace.repo", "ref": "workspace.ref", "files": "workspace.files",
 	"auto_faults": "faults", "auto_faults_set": "fault_set",
 }
@@ -408,8 +408,9 @@ func (d *decoder) axes(n *yaml.Node) []Axis {
 }
 
 func (d *decoder) limits(n *yaml.Node) Limits {
-	f := d.fields(n, "limits", []string{"max_calls", "wall_clock", "repeated_failures", "concurrency"}, nil)
+	f := d.fields(n, "limits", []string{"max_calls", "wall_clock", "repeated_failures", "concurrency", "max_cost_usd"}, map[string]string{"max_cost": "max_cost_usd", "budget": "max_cost_usd"})
 	return Limits{
+		MaxCostUSD:       d.money(f["max_cost_usd"], "limits.max_cost_usd"),
 		MaxCalls:         d.count(f["max_calls"], "limits.max_calls"),
 		WallClock:        d.duration(f["wall_clock"], "limits.wall_clock"),
 		RepeatedFailures: d.count(f["repeated_failures"], "limits.repeated_failures"),

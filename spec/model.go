@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/crashwall/chaos/cost"
 )
 
 // NoModelFault is the model fault of a clean run.
@@ -36,6 +38,9 @@ type ModelSpec struct {
 	StaleValues map[string][]any `json:"stale_values,omitempty"`
 	// Entities are other entities per argument name, for compound_wrong_entity.
 	Entities map[string][]string `json:"entities,omitempty"`
+	// Prices are prices per model (USD per million tokens) in place of the defaults
+	// (cost.Defaults, docs/model.md).
+	Prices cost.Table `json:"prices,omitempty"`
 }
 
 // FaultName is the model fault, none when the spec names none.
@@ -117,7 +122,7 @@ func RegisterModelFaults(known func(string) bool, names func() []string) {
 	modelCatalogue.known, modelCatalogue.names = known, names
 }
 
-var modelKeys = []string{"upstream", "fault", "rate", "steps", "stale_values", "entities"}
+var modelKeys = []string{"upstream", "fault", "rate", "steps", "stale_values", "entities", "prices"}
 
 // model reads the native `model:` section.
 func (d *decoder) model(n *yaml.Node) ModelSpec {
@@ -128,6 +133,7 @@ func (d *decoder) model(n *yaml.Node) ModelSpec {
 		Upstream: d.text(f["upstream"], "model.upstream"),
 		Fault:    d.text(f["fault"], "model.fault"),
 		Steps:    d.texts(f["steps"], "model.steps", true),
+		Prices:   d.prices(f["prices"]),
 	}
 	if m.Upstream != "" && !envRef.MatchString(m.Upstream) {
 		if err := checkUpstream(m.Upstream); err != nil {

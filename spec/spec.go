@@ -219,6 +219,9 @@ type Limits struct {
 	RepeatedFailures int `json:"repeated_failures,omitempty"`
 	// Concurrency is how many trials run at once (0: the default of the runner).
 	Concurrency int `json:"concurrency,omitempty"`
+	// MaxCostUSD is the most a trial may spend on its model calls, as the model proxy
+	// prices them (0: no limit); the watcher aborts the trial when it is crossed.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 }
 
 // ClaimSpec says how to read the agent's claim from its closing message.

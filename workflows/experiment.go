@@ -53,6 +53,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		return ExperimentResult{}, err
 	}
 
+	budget := newBudget(ctx, in)
 	childCtx, cancelChildren := workflow.WithCancel(ctx)
 	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
 	sel := workflow.NewSelector(ctx)
@@ -62,7 +63,9 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		if reason == "" {
 			reason = "aborted"
 		}
-		if aborted == "" {
+		if aborted == "" || aborted == budget.stopped {
+			// (A run stopped by its budget lets its running trials finish; an abort
+			// still cancels them.)
 			aborted = reason
 			logger.Info("run aborted", "reason", reason)
 			cancelChildren()
@@ -143,6 +146,10 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 
 	for {
 		for aborted == "" && running < concurrency && next < total && startedHere < limit {
+			if budget.stops(tally, running, total-next) {
+				aborted = budget.stopped
+				break
+			}
 			start(next)
 			next++
 		}
@@ -185,7 +192,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	if err != nil {
 		return ExperimentResult{}, err
 	}
-	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Results: results, Summary: summary, Aborted: aborted, NeverArmed: neverArmed}, nil
+	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Results: results, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budget.stopped}, nil
 }
 
 // versionStopNeverArmed guards stopping the run at the first trial that proves its model

@@ -105,6 +105,8 @@ whether the world ended right and whether the agent claimed success.`,
 		NewCmdRecord(ios, nil),
 		NewCmdProxy(ios),
 		NewCmdAgent(ios),
+		NewCmdSkill(ios),
+		NewCmdMcp(ios),
 		NewCmdVersion(ios),
 		newCmdReap(),
 	)

@@ -43,6 +43,8 @@ type RunOptions struct {
 	Temporal TemporalFlags
 	// HistoryLimit is passed to the workflow (tests lower it to exercise continue-as-new).
 	HistoryLimit int
+	// BudgetUSD stops starting trials once the run could spend more (cost.go).
+	BudgetUSD float64
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
 	HeartbeatTimeout time.Duration
 	// Now and NewRunID are replaced in tests.
@@ -94,6 +96,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
 	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
+	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -131,7 +134,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkBudget(opts.BudgetUSD); err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
+	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
+	if s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0 {
+		fmt.Fprintln(opts.IO.Out, costLine)
+	}
 	if paired != "" {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
@@ -183,6 +193,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
+		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
 		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)

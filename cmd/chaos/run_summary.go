@@ -33,6 +33,12 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 		fmt.Fprintln(ios.Out, "warning: "+w)
 	}
 	printHeadline(ios, cells, len(notCorrect) > 0)
+	if res.Summary.Cost != "" {
+		fmt.Fprintf(ios.Out, "\ncost: %s\n", res.Summary.Cost)
+	}
+	if res.Budget != "" {
+		fmt.Fprintf(ios.Out, "budget: %s\n", res.Budget)
+	}
 	fmt.Fprintf(ios.Out, "\nrun folder: %s\n", res.OutDir)
 	fmt.Fprintf(ios.Out, "summary:    %s\n", filepath.Join(res.OutDir, "summary.txt"))
 	fmt.Fprintf(ios.Out, "report:     %s\n", filepath.Join(res.OutDir, "report.html"))

@@ -125,6 +125,13 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if cells, total := report.Costs(r.run.Results); cells != nil {
+		fmt.Fprintln(out, "\ncost")
+		for _, c := range cells {
+			fmt.Fprintf(out, "  %s: %s\n", c.Cell, c.CostLine())
+		}
+		fmt.Fprintf(out, "  run: %s\n", total.CostLine())
+	}
 	if r.schedule != "" || r.previous != "" || r.note != "" {
 		fmt.Fprintln(out)
 		regressions := 0

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos"
+	"github.com/crashwall/chaos/cost"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/record"
 )
@@ -74,6 +75,8 @@ type ModelProxyConfig struct {
 	Client *http.Client
 	// Sleep waits d or until ctx is done (nil: a real timer). Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Prices turns each call's tokens into money (nil: cost.Defaults); llm_usage.go.
+	Prices cost.Table
 }
 
 // ModelStats are the model proxy's counts so far.
@@ -98,11 +101,13 @@ type ModelProxy struct {
 	rec      *record.Writer
 	client   *http.Client
 	sleep    func(ctx context.Context, d time.Duration) error
+	prices   cost.Table
 
 	mu       sync.Mutex
 	calls    int  // model calls so far: the ordinal of undeclared positions
 	declared bool // a call of this trial has declared its position
 	stats    ModelStats
+	usage    cost.Usage // the tokens and money the responses declared (llm_usage.go)
 }
 
 // NewModelProxy checks the configuration and builds the proxy.
@@ -135,7 +140,11 @@ func NewModelProxy(cfg ModelProxyConfig) (*ModelProxy, error) {
 	if sleep == nil {
 		sleep = sleepContext
 	}
-	return &ModelProxy{
+	prices := cfg.Prices
+	if prices == nil {
+		prices = cost.Defaults
+	}
+	return &ModelProxy{prices: prices,
 		upstream: u, fault: fault, rate: rate, steps: cfg.Steps, seed: cfg.Seed,
 		context: cfg.Context, rec: cfg.Record, client: &c, sleep: sleep,
 	}, nil
@@ -277,6 +286,7 @@ func (p *ModelProxy) through(w http.ResponseWriter, c *modelCall, resp *http.Res
 		row.Reply = fmt.Sprintf("(a response larger than %d MB, not summarized)", maxSummaryBody>>20)
 	default:
 		row.Reply = summarizeResponse(c.api, resp, kept.Bytes())
+		row.Usage = p.spendResponse(c.api, resp, kept.Bytes())
 	}
 	p.write(row)
 }
@@ -302,6 +312,7 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 		p.refuse(w, c, fmt.Sprintf("cannot parse the %s response: %v", c.api.Name(), err))
 		return
 	}
+	usage := p.spend(c.api, full) // the model was paid whatever the fault does
 	msg, err := c.api.decode(full)
 	if err != nil {
 		p.refuse(w, c, fmt.Sprintf("cannot read the %s response: %v", c.api.Name(), err))
@@ -317,7 +328,7 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 	hit := &record.Hit{Fired: true, Family: p.fault, How: mut.What, Performed: true}
 	if err := p.sleep(r.Context(), mut.Delay); err != nil {
 		p.write(record.Row{Type: record.TypeCall, Transport: TransportLLM, Tool: c.path, Args: c.args(), Hit: hit,
-			Reply: fmt.Sprintf("(the agent went away during the %s delay)", mut.Delay)})
+			Reply: fmt.Sprintf("(the agent went away during the %s delay)", mut.Delay), Usage: usage})
 		p.mu.Lock()
 		p.stats.Fired++
 		p.mu.Unlock()
@@ -337,7 +348,7 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 	}
 	// The row is written before the agent has the answer, as the hub does for tools.
 	p.write(record.Row{Type: record.TypeCall, Transport: TransportLLM, Tool: c.path, Args: c.args(), Hit: hit,
-		Reply: summarizeMessage(msg), Status: resp.StatusCode})
+		Reply: summarizeMessage(msg), Status: resp.StatusCode, Usage: usage})
 	p.mu.Lock()
 	p.stats.Fired++
 	p.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/crashwall/chaos/cost"
 	"github.com/crashwall/chaos/faults"
 )
 
@@ -39,6 +40,9 @@ type ScriptStep struct {
 	Tool      string         `json:"tool,omitempty" yaml:"tool,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
 	Text      string         `json:"text,omitempty" yaml:"text,omitempty"`
+	// Usage is the usage the answer declares (nil: about a token per four bytes of the
+	// request and of the answer), so that a test knows what a trial must have spent.
+	Usage *cost.Tokens `json:"usage,omitempty" yaml:"usage,omitempty"`
 }
 
 // Script is what the stand-in model answers, step by step.
@@ -147,6 +151,9 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out += (len(tc.Name) + len(tc.Arguments)) / 4
 	}
 	full := api.skeleton(turn, model, len(body)/4+1, out+1)
+	if step, ok := s.step(rq, turn); ok && step.Usage != nil {
+		declareUsage(api, full, *step.Usage)
+	}
 	if err := api.encode(full, m); err != nil {
 		writeModelError(w, http.StatusInternalServerError, "stand-in model: "+err.Error())
 		return
