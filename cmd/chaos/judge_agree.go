@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/crashwall/chaos/report"
+)
+
+var humanLabels = map[string]string{
+	"claimed": report.ClaimSuccess, "not claimed": report.ClaimFailure, "not_claimed": report.ClaimFailure,
+	"unsure": report.ClaimUnclear,
+}
+
+// judgeAgree computes the judge's agreement with a filled-in form, and registers it.
+func judgeAgree(opts *JudgeAgreeOptions) error {
+	if opts.Agent == "" || opts.Language == "" {
+		return badInput(errors.New("say whose messages these are: --agent PROFILE --language LANG (e.g. --agent claude-code --language en)"))
+	}
+	var key judgeKey
+	b, err := os.ReadFile(opts.Form + ".key.json")
+	if err != nil {
+		return badInput(fmt.Errorf("the form's key %s.key.json: %w", opts.Form, err))
+	}
+	if err := json.Unmarshal(b, &key); err != nil {
+		return badInput(fmt.Errorf("the form's key: %w", err))
+	}
+	r, err := report.LoadRun(key.Run)
+	if err != nil {
+		return badInput(err)
+	}
+	claims := map[string]string{}
+	for _, t := range r.Results {
+		claims[t.ID] = t.Claim
+	}
+	f, err := os.Open(opts.Form)
+	if err != nil {
+		return badInput(err)
+	}
+	defer f.Close()
+	recs, err := readLabelForm(opts.Form, f)
+	if err != nil {
+		return badInput(err)
+	}
+	var human, judged []string
+	var problems []string
+	for _, rec := range recs {
+		label := strings.ToLower(strings.TrimSpace(rec.label))
+		h, ok := humanLabels[label]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: label %q is not one of claimed, not claimed, unsure", rec.where, rec.label))
+			continue
+		}
+		tid, ok := key.Items[rec.id]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: id %q is not in the form's key", rec.where, rec.id))
+			continue
+		}
+		human = append(human, h)
+		judged = append(judged, claims[tid])
+	}
+	if len(problems) > 0 {
+		return badInput(errors.New(strings.Join(problems, "\n")))
+	}
+	kappa, err := report.Kappa(human, judged)
+	if err != nil {
+		return badInput(fmt.Errorf("agreement cannot be computed: %w", err))
+	}
+	lo, hi := report.KappaCI(human, judged, report.DefaultConfidence, 2000, 1)
+	m := report.DirectionMatrix(human, judged)
+	fmt.Fprintf(opts.IO.Out, "judge vs person on %d messages (%s, %s): Cohen's kappa %.2f, 80%% bootstrap interval [%.2f, %.2f]\n\n", len(human), opts.Agent, opts.Language, kappa, lo, hi)
+	cats := []string{report.ClaimSuccess, report.ClaimFailure, report.ClaimUnclear}
+	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "person \\ judge\t"+strings.Join(cats, "\t"))
+	for _, h := range cats {
+		row := []string{h}
+		for _, j := range cats {
+			row = append(row, fmt.Sprint(m[h][j]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	if opts.Register {
+		path, err := registryPath(opts.Registry, opts.DataDir)
+		if err != nil {
+			return err
+		}
+		reg, err := report.LoadRegistry(path)
+		if err != nil {
+			return badInput(err)
+		}
+		reg.Put(report.Agreement{Profile: opts.Agent, Language: opts.Language, Kappa: kappa, Lo: lo, Hi: hi, N: len(human), Source: filepath.Base(opts.Form), Matrix: m})
+		if err := reg.Save(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Out, "\nregistered in %s\n", path)
+	}
+	return nil
+}
+
+// labelRecord is one labelled row of a filled-in form.
+type labelRecord struct {
+	id, label string
+	// where names it for a person: "form.csv: record 3 (line 5)". A record is not a
+	// line: a closing message quoted over several lines is one record.
+	where string
+}
+
+// readLabelForm reads a filled-in form's records after its header, skipping those with
+// fewer than two fields.
+func readLabelForm(name string, f io.Reader) ([]labelRecord, error) {
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1 // a row a spreadsheet cut short is skipped, not an error
+	var out []labelRecord
+	for n := 1; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if n == 1 || len(rec) < 2 {
+			continue // the header
+		}
+		line, _ := r.FieldPos(0)
+		out = append(out, labelRecord{id: rec[0], label: rec[1], where: fmt.Sprintf("%s: record %d (line %d)", name, n, line)})
+	}
+}
