@@ -151,6 +151,9 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeModelError(w, http.StatusInternalServerError, "stand-in model: "+err.Error())
 		return
 	}
+	if _, ok := api.(responsesAPI); ok {
+		placeNamespaces(req, full) // standin_namespace.go
+	}
 	if !rq.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(encodeJSON(full))
