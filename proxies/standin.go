@@ -39,6 +39,11 @@ type ScriptStep struct {
 	Tool      string         `json:"tool,omitempty" yaml:"tool,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
 	Text      string         `json:"text,omitempty" yaml:"text,omitempty"`
+	// Unoffered, on a tool step, is the text answered instead when the request does not
+	// offer the tool (no tools at all, or none of that name), as a real model cannot
+	// call a tool it was not given: an agent whose tools were filtered out gets a text.
+	// Empty: the call is made whatever the request offers (standin_offered.go).
+	Unoffered string `json:"unoffered,omitempty" yaml:"unoffered,omitempty"`
 }
 
 // Script is what the stand-in model answers, step by step.
@@ -75,6 +80,8 @@ func (s Script) Check() error {
 			return fmt.Errorf("step %d: a step calls a tool or answers a text, not both", i+1)
 		case st.Tool == "" && st.Arguments != nil:
 			return fmt.Errorf("step %d: arguments without a tool", i+1)
+		case st.Tool == "" && st.Unoffered != "":
+			return fmt.Errorf("step %d: unoffered without a tool", i+1)
 		}
 	}
 	return nil
@@ -138,6 +145,7 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		turn += n
 	}
 	m := s.answer(rq, turn, api.callID(turn))
+	m = s.unoffered(req, rq, turn, m) // standin_offered.go
 	model := rq.Model
 	if model == "" {
 		model = "standin"
