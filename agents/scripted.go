@@ -50,14 +50,28 @@ type Script struct {
 }
 
 // ScriptFor derives the script from a spec's tools and state checks.
-func ScriptFor(s *spec.Spec) (*Script, error) {
+func ScriptFor(s *spec.Spec) (*Script, error) { return ScriptForTask(s, "") }
+
+// ScriptForTask derives the script of the task whose prompt is prompt (the trial's
+// {task}, which the agent's environment carries as CHAOS_TASK): only that task's state
+// checks, so that in a spec with several tasks (an Ajantik file) the agent does the one
+// it was given, not every task's writes in turn. A prompt that names no task, or "",
+// takes every task's checks.
+func ScriptForTask(s *spec.Spec, prompt string) (*Script, error) {
+	checks := s.AllStateChecks()
+	for _, t := range s.Tasks {
+		if prompt != "" && t.Prompt == prompt {
+			checks = t.StateChecks
+			break
+		}
+	}
 	sc := &Script{}
 	for _, t := range s.Tools {
 		if t.Effect == spec.EffectNone {
 			sc.Sources = append(sc.Sources, Step{Tool: t.Name, Args: map[string]any{}})
 		}
 	}
-	for _, c := range s.AllStateChecks() {
+	for _, c := range checks {
 		if c.Op != "equals" {
 			continue
 		}

@@ -86,7 +86,7 @@ func (r Reach) advice() string {
 	case "codex":
 		return "For Codex give the wall with -c {codex_config} (docs/spec.md)"
 	}
-	return "Allow the wall's server (named chaos) in the agent's MCP set-up; for Claude Code add --allowedTools mcp__chaos, for Codex use -c {codex_config}"
+	return "Allow the wall's server (named chaos) and its tools in the agent's MCP set-up (a tool filter names them as the server lists them, TOOL, not mcp__chaos__TOOL); for Claude Code add --allowedTools mcp__chaos, for Codex use -c {codex_config}"
 }
 
 // Warnings are what a reader must know before any rate of a run, in the order they

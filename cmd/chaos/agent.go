@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,7 +80,8 @@ func agentRun(ctx context.Context, opts *AgentOptions) error {
 		if err != nil {
 			return badInput(err)
 		}
-		if sc, err = agents.ScriptFor(s); err != nil {
+		// The trial's task: a spec with several tasks is done one task per trial.
+		if sc, err = agents.ScriptForTask(s, os.Getenv(spec.TokenVar("task"))); err != nil {
 			return badInput(err)
 		}
 	}

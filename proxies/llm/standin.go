@@ -43,6 +43,11 @@ type ScriptStep struct {
 	// Usage is the usage the answer declares (nil: about a token per four bytes of the
 	// request and of the answer), so that a test knows what a trial must have spent.
 	Usage *cost.Tokens `json:"usage,omitempty" yaml:"usage,omitempty"`
+	// Unoffered, on a tool step, is the text answered instead when the request does not
+	// offer the tool (no tools at all, or none of that name), as a real model cannot
+	// call a tool it was not given: an agent whose tools were filtered out gets a text.
+	// Empty: the call is made whatever the request offers (standin_offered.go).
+	Unoffered string `json:"unoffered,omitempty" yaml:"unoffered,omitempty"`
 }
 
 // Script is what the stand-in model answers, step by step.
@@ -79,6 +84,8 @@ func (s Script) Check() error {
 			return fmt.Errorf("step %d: a step calls a tool or answers a text, not both", i+1)
 		case st.Tool == "" && st.Arguments != nil:
 			return fmt.Errorf("step %d: arguments without a tool", i+1)
+		case st.Tool == "" && st.Unoffered != "":
+			return fmt.Errorf("step %d: unoffered without a tool", i+1)
 		}
 	}
 	return nil
@@ -142,6 +149,7 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		turn += n
 	}
 	m := s.answer(rq, turn, api.callID(turn))
+	m = s.unoffered(req, rq, turn, m) // standin_offered.go
 	model := rq.Model
 	if model == "" {
 		model = "standin"
@@ -157,6 +165,9 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := api.encode(full, m); err != nil {
 		writeModelError(w, http.StatusInternalServerError, "stand-in model: "+err.Error())
 		return
+	}
+	if _, ok := api.(responsesAPI); ok {
+		placeNamespaces(req, full) // standin_namespace.go
 	}
 	if !rq.Stream {
 		w.Header().Set("Content-Type", "application/json")

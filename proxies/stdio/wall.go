@@ -97,20 +97,23 @@ func WallCommand(bin, hubURL string) string {
 // {codex_config}`) that gives it the wall as its MCP server "chaos", started over stdio,
 // with its tools approved: `codex exec` runs with approval policy "never", under which
 // an MCP tool call that needs an approval is refused ("MCP tool call requires approval,
-// but approval policy is never"). Codex reads TOML, and the value of a `-c key=value` is
-// a TOML value, here an inline table.
+// but approval policy is never"). It is required: Codex then waits for the server before
+// its first model call (an optional server's tools are listed only once it is up, and a
+// first request sent before that lacks them: the model's first call is then "unsupported"
+// and never reaches the wall), and stops if the wall cannot start. Codex reads TOML, and
+// the value of a `-c key=value` is a TOML value, here an inline table.
 func WallCodexConfig(bin, hubURL string) string {
 	return codexConfig(bin, []string{"wall", "--hub", hubURL})
 }
 
 // codexConfig is Codex's -c override that starts the stdio server command with args, its
-// tools approved.
+// tools approved, the server required.
 func codexConfig(command string, args []string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = tomlString(a)
 	}
-	return fmt.Sprintf(`mcp_servers.chaos={command = %s, args = [%s], default_tools_approval_mode = "approve"}`,
+	return fmt.Sprintf(`mcp_servers.chaos={command = %s, args = [%s], default_tools_approval_mode = "approve", required = true}`,
 		tomlString(command), strings.Join(quoted, ", "))
 }
 

@@ -10,11 +10,11 @@ import "testing"
 func TestWallCodexConfig(t *testing.T) {
 	tests := []struct{ bin, hub, want string }{
 		{"/usr/bin/chaos", "http://127.0.0.1:4000",
-			`mcp_servers.chaos={command = "/usr/bin/chaos", args = ["wall", "--hub", "http://127.0.0.1:4000"], default_tools_approval_mode = "approve"}`},
+			`mcp_servers.chaos={command = "/usr/bin/chaos", args = ["wall", "--hub", "http://127.0.0.1:4000"], default_tools_approval_mode = "approve", required = true}`},
 		{`/opt/my "tools"\chaos`, "http://127.0.0.1:1",
-			`mcp_servers.chaos={command = "/opt/my \"tools\"\\chaos", args = ["wall", "--hub", "http://127.0.0.1:1"], default_tools_approval_mode = "approve"}`},
+			`mcp_servers.chaos={command = "/opt/my \"tools\"\\chaos", args = ["wall", "--hub", "http://127.0.0.1:1"], default_tools_approval_mode = "approve", required = true}`},
 		{"/tmp/a\tb\n", "http://127.0.0.1:1",
-			`mcp_servers.chaos={command = "/tmp/a\u0009b\u000A", args = ["wall", "--hub", "http://127.0.0.1:1"], default_tools_approval_mode = "approve"}`},
+			`mcp_servers.chaos={command = "/tmp/a\u0009b\u000A", args = ["wall", "--hub", "http://127.0.0.1:1"], default_tools_approval_mode = "approve", required = true}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.bin, func(t *testing.T) {

@@ -3,7 +3,12 @@
 // model from an OpenAI-compatible Chat Completions endpoint ({llm_url}, the chaos model
 // proxy). chaos runs it as a spec's agent command; nothing in it knows about faults.
 //
-//   node agents-sdk-agent.mjs --llm-url URL (--mcp-url URL | --wall "CMD ARGS...") [--model NAME] -- TASK
+//   node agents-sdk-agent.mjs --llm-url URL [--mcp-url URL | --wall "CMD ARGS..."] [--tools NAMES] [--model NAME] -- TASK
+//
+// --tools keeps only the named tools of the MCP server (comma-separated; the SDK's
+// createMCPToolStaticFilter), as a developer narrows what an agent may use. Without an MCP
+// server the agent has no tools at all. Both are how an agent ends up never calling the
+// wall: chaos must then give no verdict, never a rate (tests/model TestAgentsSDKReach).
 //
 // The agent declares where each model call stands, as the chaos docs ask of an agent
 // that wants faults placed by name: an X-Chaos-Position header naming the step of its
@@ -17,6 +22,7 @@ import OpenAI from "openai";
 import {
   Agent,
   MCPServerStdio,
+  createMCPToolStaticFilter,
   MCPServerStreamableHttp,
   OpenAIChatCompletionsModel,
   run,
@@ -25,7 +31,7 @@ import {
   setTracingDisabled,
 } from "@openai/agents";
 
-const usage = 'usage: node agents-sdk-agent.mjs --llm-url URL (--mcp-url URL | --wall "CMD") [--model NAME] -- TASK';
+const usage = 'usage: node agents-sdk-agent.mjs --llm-url URL [--mcp-url URL | --wall "CMD"] [--tools NAMES] [--model NAME] -- TASK';
 
 function parseArgs(argv) {
   const opts = { model: "standin" };
@@ -41,9 +47,10 @@ function parseArgs(argv) {
     else if (a === "--mcp-url") opts.mcpURL = v;
     else if (a === "--wall") opts.wall = v;
     else if (a === "--model") opts.model = v;
+    else if (a === "--tools") opts.tools = v.split(",").map((n) => n.trim()).filter(Boolean);
     else throw new Error(`unknown flag ${a}\n${usage}`);
   }
-  if (!opts.llmURL || !opts.task || (!opts.mcpURL && !opts.wall)) throw new Error(usage);
+  if (!opts.llmURL || !opts.task || (opts.mcpURL && opts.wall)) throw new Error(usage);
   return opts;
 }
 
@@ -93,10 +100,13 @@ async function main() {
   setDefaultOpenAIClient(client);
   setOpenAIAPI("chat_completions");
 
+  const toolFilter = opts.tools ? createMCPToolStaticFilter({ allowed: opts.tools }) : undefined;
   const server = opts.mcpURL
-    ? new MCPServerStreamableHttp({ url: opts.mcpURL, name: "chaos-wall" })
-    : new MCPServerStdio({ fullCommand: opts.wall, name: "chaos-wall" });
-  await server.connect();
+    ? new MCPServerStreamableHttp({ url: opts.mcpURL, name: "chaos-wall", toolFilter })
+    : opts.wall
+      ? new MCPServerStdio({ fullCommand: opts.wall, name: "chaos-wall", toolFilter })
+      : null;
+  await server?.connect();
   try {
     const agent = new Agent({
       name: "support-ticket agent",
@@ -104,12 +114,12 @@ async function main() {
         "You triage support tickets. Read the customer's email, set the ticket's priority, " +
         "then its team, then say what you did in one line.",
       model: new OpenAIChatCompletionsModel(client, opts.model),
-      mcpServers: [server],
+      mcpServers: server ? [server] : [],
     });
     const result = await run(agent, opts.task, { maxTurns: 10 });
     process.stdout.write(String(result.finalOutput ?? "") + "\n");
   } finally {
-    await server.close();
+    await server?.close();
   }
 }
 

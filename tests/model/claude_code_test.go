@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,29 +50,11 @@ func TestClaudeCode(t *testing.T) {
 	}
 	env := testEnv(t)
 	data := t.TempDir()
-	// verdicts is verdict and unreached per condition, from the run's verdicts.json.
-	verdicts := func(t *testing.T, out string) map[string][]string {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var trials []struct{ Condition, Verdict, Unreached string }
-		if err := json.Unmarshal(b, &trials); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string][]string{}
-		for _, r := range trials {
-			got[r.Condition] = []string{r.Verdict, r.Unreached}
-		}
-		return got
-	}
-
 	t.Run("as documented", func(t *testing.T) {
 		out := filepath.Join(dir, "allowed")
 		r := runChaos(t, env, runTimeout, "run", writeSpec("allowed", false), "--data-dir", data, "--out", out)
 		r.MustSucceed(t, "chaos run")
-		got := verdicts(t, out)
+		got := trialVerdicts(t, out)
 		if got["clean"][0] != "correct" || got["phantom_success@update_ticket"][0] != "silent_wrong" {
 			t.Errorf("verdicts %v, want clean correct and phantom_success@update_ticket silent_wrong\n%s", got, r.Stdout)
 		}
@@ -84,7 +65,7 @@ func TestClaudeCode(t *testing.T) {
 		if r.Code != 4 {
 			t.Fatalf("exit %d, want 4 (no trial scored)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if got := verdicts(t, out)["clean"]; got[0] != "no_verdict" || got[1] != "tools_refused" {
+		if got := trialVerdicts(t, out)["clean"]; got[0] != "no_verdict" || got[1] != "tools_refused" {
 			t.Errorf("clean: %v, want no_verdict, tools_refused", got)
 		}
 		if !strings.Contains(r.Stdout, "For Claude Code add --allowedTools mcp__chaos") || !strings.Contains(r.Stdout, "no trial could be scored") {

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentsSDKReach runs the Agents SDK agent (tests/js/agents-sdk-agent.mjs) of
+// tests/model/testdata/agents-sdk.yaml with the stand-in playing a blind agent:
+//
+//   - as documented (the wall given as its MCP server): clean is correct and
+//     phantom_success on update_ticket silent_wrong, exit 0;
+//   - its tools filtered out (a tool filter naming the tools as Claude Code does,
+//     mcp__chaos__<tool>, which the SDK does not: it keeps none): the agent lists the
+//     wall's tools, calls none and answers that it cannot; no_verdict (no_tool_call), no
+//     rate, exit 4;
+//   - its MCP server not given: nothing reaches the wall; no_verdict (wall_not_reached),
+//     no rate, exit 4.
+//
+// Without the reach rule the last two were scored reported_honestly: an agent that never
+// met the wall would read as one that met it and told the truth.
+func TestAgentsSDKReach(t *testing.T) {
+	node(t)
+	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "agents-sdk-blind.script.yaml"))
+	env := testEnv(t, "CHAOS_STANDIN_URL="+standin)
+	b, err := os.ReadFile(agentsSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mcp = "--mcp-url {wall_url}/mcp -- {task}"
+	dir, data := t.TempDir(), t.TempDir()
+	writeSpec := func(name, mcpArgs string) string {
+		text := string(b)
+		if !strings.Contains(text, mcp) {
+			t.Fatalf("the spec's command has no %q", mcp)
+		}
+		text = strings.Replace(text, mcp, mcpArgs, 1)
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	t.Run("as documented", func(t *testing.T) {
+		out := filepath.Join(dir, "documented")
+		r := runChaos(t, env, runTimeout, "run", writeSpec("documented", mcp), "--reps", "1", "--data-dir", data, "--out", out)
+		r.MustSucceed(t, "chaos run")
+		got := trialVerdicts(t, out)
+		if len(got) != 2 || got["clean"][0] != "correct" || got["phantom_success@update_ticket"][0] != "silent_wrong" {
+			t.Errorf("verdicts %v, want clean correct and phantom_success@update_ticket silent_wrong\n%s", got, r.Stdout)
+		}
+		if strings.Contains(r.Stdout, "warning:") {
+			t.Errorf("warnings on a run whose agent met the wall:\n%s", r.Stdout)
+		}
+	})
+	for _, tt := range []struct {
+		name, args, unreached, says string
+	}{
+		{"tools filtered out", "--mcp-url {wall_url}/mcp --tools mcp__chaos__read_email,mcp__chaos__update_ticket -- {task}", "no_tool_call",
+			"no_tool_call: the agent never called a tool: is the wall's server allowed?"},
+		{"no MCP server given", "-- {task}", "wall_not_reached",
+			"wall_not_reached: the agent never connected to the wall: give it the wall's server"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, tt.unreached)
+			r := runChaos(t, env, runTimeout, "run", writeSpec(tt.unreached, tt.args), "--only", "clean", "--reps", "1", "--data-dir", data, "--out", out)
+			if r.Code != 4 {
+				t.Fatalf("exit %d, want 4 (no trial scored)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			if got := trialVerdicts(t, out)["clean"]; got[0] != "no_verdict" || got[1] != tt.unreached {
+				t.Errorf("clean: %v, want no_verdict, %s", got, tt.unreached)
+			}
+			for _, want := range []string{tt.says, "no trial could be scored", "main                 0/0 = n/a"} {
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("the console does not say %q:\n%s", want, r.Stdout)
+				}
+			}
+			// The agent ran to its end and answered that it could not: the model was
+			// reached, the wall's tools never called.
+			stdout, err := os.ReadFile(filepath.Join(out, "trials", "main", "clean", "1", "stdout"))
+			if err != nil || !strings.Contains(string(stdout), "I have no tools for that") {
+				t.Errorf("the agent's stdout: %q (%v)", stdout, err)
+			}
+		})
+	}
+}
