@@ -3,7 +3,10 @@
 // model from an OpenAI-compatible Chat Completions endpoint ({llm_url}, the chaos model
 // proxy). chaos runs it as a spec's agent command; nothing in it knows about faults.
 //
-//   node agents-sdk-agent.mjs --llm-url URL (--mcp-url URL | --wall "CMD ARGS...") [--model NAME] -- TASK
+//   node agents-sdk-agent.mjs [--llm-url URL] (--mcp-url URL | --wall "CMD ARGS...") [--model NAME] -- TASK
+//
+// Without --llm-url the OpenAI client takes OPENAI_BASE_URL, as an app that was never told
+// about chaos does (the README's Agents SDK example runs it so).
 //
 // The agent declares where each model call stands, as the chaos docs ask of an agent
 // that wants faults placed by name: an X-Chaos-Position header naming the step of its
@@ -25,7 +28,7 @@ import {
   setTracingDisabled,
 } from "@openai/agents";
 
-const usage = 'usage: node agents-sdk-agent.mjs --llm-url URL (--mcp-url URL | --wall "CMD") [--model NAME] -- TASK';
+const usage = 'usage: node agents-sdk-agent.mjs [--llm-url URL] (--mcp-url URL | --wall "CMD") [--model NAME] -- TASK';
 
 function parseArgs(argv) {
   const opts = { model: "standin" };
@@ -43,7 +46,7 @@ function parseArgs(argv) {
     else if (a === "--model") opts.model = v;
     else throw new Error(`unknown flag ${a}\n${usage}`);
   }
-  if (!opts.llmURL || !opts.task || (!opts.mcpURL && !opts.wall)) throw new Error(usage);
+  if (!opts.task || (!opts.mcpURL && !opts.wall)) throw new Error(usage);
   return opts;
 }
 
