@@ -77,7 +77,8 @@ func shellRun(t testing.TB, dir string, env []string, timeout time.Duration, lin
 // README.md itself so that a README change that breaks one fails here: `chaos demo` from a
 // folder of their own (the demo's run folder is relative to it), `chaos show` of the run
 // id the demo printed, `chaos faults` of the example from the repository's root, and each
-// agent example (Claude Code, Codex, the Agents SDK) against the stand-in model.
+// agent example (Claude Code, Codex, the Agents SDK) against the stand-in model, narrowed
+// to two conditions (checkAgentExampleIn).
 func TestREADMECommands(t *testing.T) {
 	cmds := readmeCommands(t)
 	env := testkit.Env(t)
@@ -192,25 +193,38 @@ func checkAgentExample(t *testing.T, env []string, line string) {
 	checkAgentExampleIn(t, workDir(t), env, line)
 }
 
-// checkAgentExampleIn runs a README agent example in dir, where the stand-in plays a blind
-// agent (reads, sets both fields, says done): every condition of the example ran, the clean
-// trial is correct, phantom_success on update_ticket silent_wrong (the agent reached the
-// wall's tools and its closing message was read), and `chaos show` finds the run by the id
-// it printed.
+// exampleConditions are the two conditions of an agent example the test runs (all 19
+// start a Node agent each: minutes on a loaded machine, for nothing these two do not show).
+var exampleConditions = []string{"clean", "phantom_success@update_ticket"}
+
+// checkAgentExampleIn runs a README agent example in dir, as printed but for --only with
+// exampleConditions after its spec, where the stand-in plays a blind agent (reads, sets
+// both fields, says done): the clean trial is correct, phantom_success on update_ticket
+// silent_wrong (the agent reached the wall's tools and its closing message was read), and
+// `chaos show` finds the run by the id it printed.
 func checkAgentExampleIn(t *testing.T, dir string, env []string, line string) {
 	t.Helper()
+	fields := strings.Fields(strings.TrimPrefix(line, goRun))
+	if len(fields) < 2 || fields[0] != "run" {
+		t.Fatalf("%q is not a chaos run command line", line)
+	}
+	specArg := "run " + fields[1]
+	only := ""
+	for _, c := range exampleConditions {
+		only += " --only " + c
+	}
+	narrowed := strings.Replace(line, specArg, specArg+only, 1)
 	// The example's trials with Node agents: a bound for a starved machine.
 	const exampleTimeout = 20 * time.Minute
-	r := shellRun(t, dir, env, exampleTimeout, line)
-	r.MustSucceed(t, line)
+	r := shellRun(t, dir, env, exampleTimeout, narrowed)
+	r.MustSucceed(t, narrowed)
 	id := runIDOf(t, r.Stdout)
-	name := strings.TrimSuffix(filepath.Base(strings.Fields(strings.TrimPrefix(line, goRun))[1]), ".yaml")
+	name := strings.TrimSuffix(filepath.Base(fields[1]), ".yaml")
 	folder := filepath.Join(dir, "chaos-runs", name, id)
 	var results []run.TrialResult
 	testkit.ReadJSON(t, filepath.Join(folder, "verdicts.json"), &results)
-	conds := conditionIDs(t, env, filepath.Join(dir, "examples", name+".yaml"))
-	if len(results) != len(conds) {
-		t.Errorf("%d trials in verdicts.json, want one per condition (%d)", len(results), len(conds))
+	if len(results) != len(exampleConditions) {
+		t.Errorf("%d trials in verdicts.json, want %d (%v)", len(results), len(exampleConditions), exampleConditions)
 	}
 	got := map[string]run.TrialResult{}
 	for _, res := range results {
@@ -219,7 +233,7 @@ func checkAgentExampleIn(t *testing.T, dir string, env []string, line string) {
 			t.Errorf("trial %s: the agent did not reach the wall (%s): %s", res.ID, res.Unreached, res.UnreachedWhy)
 		}
 	}
-	for cond, want := range map[string]string{"clean": "correct", "phantom_success@update_ticket": "silent_wrong"} {
+	for cond, want := range map[string]string{exampleConditions[0]: "correct", exampleConditions[1]: "silent_wrong"} {
 		if res := got[cond]; res.Verdict != want {
 			t.Errorf("%s: verdict %q (%s), want %s\n%s", cond, res.Verdict, res.Reason, want, r.Stdout)
 		}
