@@ -174,7 +174,20 @@ func TestREADMECommands(t *testing.T) {
 		line := readmeCommand(t, cmds, "run examples/support-ticket-codex.yaml")
 		codexBin := filepath.Join(testkit.JSDir(), "node_modules", ".bin")
 		if _, err := os.Stat(filepath.Join(codexBin, "codex")); err == nil {
-			checkAgentExample(t, withPath(env, codexBin), line)
+			// Codex from tests/js with a home of its own whose config.toml names the
+			// stand-in as its model provider (as tests/model's TestCodex runs it).
+			standin := startStandin(t, filepath.Join(chaosbin.Root(), "tests", "model", "testdata", "codex.script.yaml"))
+			home := t.TempDir()
+			codexHome := filepath.Join(home, ".codex")
+			config := "model = \"standin\"\nmodel_provider = \"standin\"\n\n[model_providers.standin]\n" +
+				"name = \"chaos stand-in model\"\nbase_url = \"" + standin + "/v1\"\nwire_api = \"responses\"\nenv_key = \"STANDIN_API_KEY\"\n"
+			if err := os.MkdirAll(codexHome, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkAgentExample(t, append(withPath(env, codexBin), "HOME="+home, "CODEX_HOME="+codexHome, "STANDIN_API_KEY=standin"), line)
 			return
 		}
 		// Without Codex the line is still read and planned up to its agent: the run must
