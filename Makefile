@@ -19,8 +19,8 @@ deps:
 	GO=$(GO) scripts/setup
 
 # The full build first: the test packages that run chaos build it in their TestMain, under
-# go test's -timeout; on a fresh machine (an empty build cache) compiling the embedded server
-# there took longer than the timeout. Built here, theirs only link.
+# go test's -timeout; on a fresh machine (an empty build cache) the embedded server's first
+# compile would count against it (minutes on two loaded cores). Built here, theirs only link.
 unit:
 	$(GO) vet ./...
 	$(GO) build -tags noserver -o /dev/null ./cmd/chaos
