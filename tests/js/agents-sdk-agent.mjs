@@ -3,8 +3,10 @@
 // model from an OpenAI-compatible Chat Completions endpoint ({llm_url}, the chaos model
 // proxy). chaos runs it as a spec's agent command; nothing in it knows about faults.
 //
-//   node agents-sdk-agent.mjs --llm-url URL [--mcp-url URL | --wall "CMD ARGS..."] [--tools NAMES] [--model NAME] -- TASK
+//   node agents-sdk-agent.mjs [--llm-url URL] [--mcp-url URL | --wall "CMD ARGS..."] [--tools NAMES] [--model NAME] -- TASK
 //
+// Without --llm-url the OpenAI client takes OPENAI_BASE_URL, as an app that was never told
+// about chaos does (the README's Agents SDK example runs it so).
 // --tools keeps only the named tools of the MCP server (comma-separated; the SDK's
 // createMCPToolStaticFilter), as a developer narrows what an agent may use. Without an MCP
 // server the agent has no tools at all. Both are how an agent ends up never calling the
@@ -31,7 +33,7 @@ import {
   setTracingDisabled,
 } from "@openai/agents";
 
-const usage = 'usage: node agents-sdk-agent.mjs --llm-url URL [--mcp-url URL | --wall "CMD"] [--tools NAMES] [--model NAME] -- TASK';
+const usage = 'usage: node agents-sdk-agent.mjs [--llm-url URL] [--mcp-url URL | --wall "CMD"] [--tools NAMES] [--model NAME] -- TASK';
 
 function parseArgs(argv) {
   const opts = { model: "standin" };
@@ -50,7 +52,7 @@ function parseArgs(argv) {
     else if (a === "--tools") opts.tools = v.split(",").map((n) => n.trim()).filter(Boolean);
     else throw new Error(`unknown flag ${a}\n${usage}`);
   }
-  if (!opts.llmURL || !opts.task || (opts.mcpURL && opts.wall)) throw new Error(usage);
+  if (!opts.task || (opts.mcpURL && opts.wall)) throw new Error(usage);
   return opts;
 }
 
