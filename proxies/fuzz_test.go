@@ -1,8 +1,11 @@
 package proxies
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -190,5 +193,25 @@ func checkSDKTakes(t *testing.T, line []byte) {
 	}
 	if len(raw) > 0 && raw[0] == '[' {
 		t.Fatalf("the guard let a batch through: %q", line)
+	}
+}
+
+// guardLines runs the guard's reading half over in, as the SDK reads it: each message it
+// hands over is written to good encoded as the SDK would take it, each answer to out.
+func guardLines(in io.Reader, good, out io.Writer, max int, onReject func(string)) error {
+	c := &guardConn{br: bufio.NewReaderSize(in, 64<<10), max: max, onReject: onReject, ids: newIDTable(), out: out, closed: make(chan struct{})}
+	for {
+		msg, err := c.readMessage()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return err
+		}
+		good.Write(append(data, '\n'))
 	}
 }
