@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sjson "github.com/segmentio/encoding/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -207,7 +208,7 @@ func decodeLine(data []byte) (jsonrpc.Message, []byte, string) {
 		reason := "invalid request: JSON-RPC batches are not supported; send one message per line"
 		return nil, errorResponse(nil, jsonrpc.CodeInvalidRequest, reason), reason
 	}
-	msg, err := jsonrpc.DecodeMessage(data)
+	msg, err := decodeMessage(data)
 	if err != nil {
 		var probe struct {
 			ID json.RawMessage `json:"id"`
@@ -217,6 +218,78 @@ func decodeLine(data []byte) (jsonrpc.Message, []byte, string) {
 		return nil, errorResponse(probe.ID, jsonrpc.CodeInvalidRequest, reason), reason
 	}
 	return msg, nil, ""
+}
+
+// decodeMessage is jsonrpc.DecodeMessage for a message already known to be valid JSON,
+// with the same rules (case-sensitive members, a depth of at most 1000, "jsonrpc":"2.0",
+// an id that is a string, a number or null, a response's id required), without the
+// 32 KiB buffer the SDK's decoder makes and zeroes for every message.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	if err := checkDepth(data, 1000); err != nil {
+		return nil, err
+	}
+	var w struct {
+		VersionTag string          `json:"jsonrpc"`
+		ID         any             `json:"id,omitempty"`
+		Method     json.RawMessage `json:"method"`
+		Params     json.RawMessage `json:"params,omitempty"`
+		Result     json.RawMessage `json:"result,omitempty"`
+		Error      *jsonrpc.Error  `json:"error,omitempty"`
+	}
+	if _, err := sjson.Parse(data, &w, sjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.VersionTag != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if _, err := sjson.Parse(w.Method, &method, sjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("JSON RPC invalid request")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
+}
+
+// checkDepth refuses JSON nested deeper than max, as the SDK's decoder does.
+func checkDepth(data []byte, max int) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > max {
+				return fmt.Errorf("json: exceeded maximum nesting depth of %d", max)
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 // Write encodes msg as one line, with an aliased id put back as the client wrote it.

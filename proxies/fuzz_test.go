@@ -215,3 +215,43 @@ func guardLines(in io.Reader, good, out io.Writer, max int, onReject func(string
 		good.Write(append(data, '\n'))
 	}
 }
+
+// FuzzDecodeMessage: the guard's own decoder takes and refuses what the SDK's does, and
+// takes it as the same message.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"b","error":{"code":1,"message":"m","data":[1]}}`,
+		`{"jsonrpc":"2.0","ID":1,"Method":"ping"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+		`null`, `5`, `"x"`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		want, wantErr := jsonrpc.DecodeMessage(data)
+		got, gotErr := decodeMessage(data)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%q: the SDK's decoder says %v, the guard's %v", data, wantErr, gotErr)
+		}
+		if wantErr != nil {
+			return
+		}
+		w, _ := jsonrpc.EncodeMessage(want)
+		g, _ := jsonrpc.EncodeMessage(got)
+		if !bytes.Equal(w, g) {
+			t.Fatalf("%q: the SDK's decoder reads %s, the guard's %s", data, w, g)
+		}
+	})
+}

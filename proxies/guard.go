@@ -166,7 +166,7 @@ var exactID = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,14})$`)
 
 // alias returns msg with its id replaced by an alias when the SDK would not echo it as sent.
 func (t *idTable) alias(msg []byte) []byte {
-	start, end, ok := idSpan(msg)
+	start, end, ok := topLevelID(msg)
 	if !ok {
 		return msg
 	}

@@ -39,7 +39,7 @@ func (h *Hub) mux() *http.ServeMux {
 			return bridged
 		}
 		return httpSrv
-	}, nil)
+	}, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
 	mux.Handle("/mcp", h.guardHTTP(mcpHandler))
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		h.contact("")
