@@ -41,6 +41,8 @@ type guardConn struct {
 	ahead chan msgOrErr
 	// next is an error met after the last message: returned by the next read.
 	next error
+	// line is the last good message as it was read.
+	line []byte
 
 	wmu sync.Mutex
 	out io.Writer
@@ -189,6 +191,7 @@ func (c *guardConn) readMessage() (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			c.ids.aliasRequest(req, line)
 		}
+		c.line = line
 		return msg, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -196,8 +197,8 @@ func checkSDKTakes(t *testing.T, line []byte) {
 	}
 }
 
-// guardLines runs the guard's reading half over in, as the SDK reads it: each message it
-// hands over is written to good encoded as the SDK would take it, each answer to out.
+// guardLines runs the guard's reading half over in: each line it hands over as a message
+// is written to good as it was read (and checked to be that message), each answer to out.
 func guardLines(in io.Reader, good, out io.Writer, max int, onReject func(string)) error {
 	c := &guardConn{br: bufio.NewReaderSize(in, 64<<10), max: max, onReject: onReject, ids: newIDTable(), out: out, closed: make(chan struct{})}
 	for {
@@ -208,11 +209,24 @@ func guardLines(in io.Reader, good, out io.Writer, max int, onReject func(string
 		if err != nil {
 			return err
 		}
-		data, err := jsonrpc.EncodeMessage(msg)
+		want, err := jsonrpc.DecodeMessage(c.line)
 		if err != nil {
-			return err
+			return fmt.Errorf("the guard handed over %q, which the SDK refuses: %w", c.line, err)
 		}
-		good.Write(append(data, '\n'))
+		w, _ := jsonrpc.EncodeMessage(want)
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			if name, ok := req.ID.Raw().(string); ok && strings.HasPrefix(name, aliasPrefix) {
+				// An id the SDK would alter goes as an alias, by design.
+				alias := *req
+				alias.ID = want.(*jsonrpc.Request).ID
+				msg = &alias
+			}
+		}
+		g, _ := jsonrpc.EncodeMessage(msg)
+		if !bytes.Equal(w, g) {
+			return fmt.Errorf("the guard handed over %q as %s; the SDK reads %s", c.line, g, w)
+		}
+		good.Write(append(c.line, '\n'))
 	}
 }
 
