@@ -5,12 +5,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -27,6 +32,11 @@ import (
 //	               agent's shell and `true`)
 //	agent-cpu-s    a loop of `sh -c true` in the same run, what the agent itself costs
 //	reaper-cpu-s   children less agent: the reaper's share, the harness's too
+//
+// and, from the trials' histories, the median time a trial waits for its worker session
+// (session-ms: the session's creation activity from scheduled to started) and spends in
+// its workflow (trial-ms: started to closed), and the activities a trial schedules
+// (activities, the session's own included).
 //
 //	go test ./tests/run -run '^$' -bench TrialCPU -benchtime 20x
 func BenchmarkTrialCPU(b *testing.B) {
@@ -78,6 +88,44 @@ func BenchmarkTrialCPU(b *testing.B) {
 	b.ReportMetric(children/n, "children-cpu-s")
 	b.ReportMetric(agent.Seconds()/n, "agent-cpu-s")
 	b.ReportMetric((children-agent.Seconds())/n, "reaper-cpu-s")
+
+	c := testkit.DialTemporal(b, srv.Addr)
+	defer c.Close()
+	runID := runIDOf(b, string(out))
+	var sessions, trials []time.Duration
+	activities := 0
+	for rep := 1; rep <= b.N; rep++ {
+		hist := fetchHistory(b, c, run.TrialWorkflowID(runID, spec.TrialID("main", "clean", rep)))
+		scheduled := map[int64]time.Time{}
+		for _, e := range hist.Events {
+			switch e.EventType {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				activities++
+				if strings.Contains(e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), "SessionCreation") {
+					scheduled[e.EventId] = e.EventTime.AsTime()
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				if t0, ok := scheduled[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]; ok {
+					sessions = append(sessions, e.EventTime.AsTime().Sub(t0))
+				}
+			}
+		}
+		if len(hist.Events) > 1 {
+			trials = append(trials, hist.Events[len(hist.Events)-1].EventTime.AsTime().Sub(hist.Events[0].EventTime.AsTime()))
+		}
+	}
+	if len(sessions) == 0 || len(trials) == 0 {
+		b.Fatalf("no session creation found in the trials' histories")
+	}
+	b.ReportMetric(float64(medianDuration(sessions))/1e6, "session-ms")
+	b.ReportMetric(float64(medianDuration(trials))/1e6, "trial-ms")
+	b.ReportMetric(float64(activities)/n, "activities")
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 type cpuTimes struct{ self, children time.Duration }
