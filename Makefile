@@ -39,6 +39,7 @@ scale:
 fuzz:
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./proxies/httpwall -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
+	$(GO) test ./proxies/mcpwall -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzFillCommand$$' -fuzztime $(FUZZ_FILL) -fuzzminimizetime 100x
 
 # chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
@@ -54,6 +55,7 @@ bench:
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x -timeout 60m
+	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

@@ -180,6 +180,16 @@ type HubInfo struct {
 	Command string `json:"command"`
 }
 
+// SetUp is what SetUpTrial made: the workspace and, unless HubError says why not, the
+// running hub.
+type SetUp struct {
+	Workspace Workspace `json:"workspace"`
+	Hub       HubInfo   `json:"hub"`
+	// HubError is why the hub did not start (after the activity's retries, or at once for
+	// bad input): the trial fails with it, its workspace verified and torn down.
+	HubError string `json:"hub_error,omitempty"`
+}
+
 // AgentInput is the input of RunAgent.
 type AgentInput struct {
 	Trial     TrialInput `json:"trial"`

@@ -45,14 +45,22 @@ const cancelledIsAborted = "cancelled-is-aborted"
 // (before: the trial was recorded as failed).
 const retryOnNoSession = "retry-trial-on-no-session"
 
+// foldedSteps is the workflow.GetVersion change id of running the trial's quick steps two
+// by two: SetUpTrial (PrepareWorkspace + StartHub) and FinishTrial (Verify + Teardown),
+// one round trip through the server each (before: four).
+const foldedSteps = "folded-trial-steps"
+
 // TrialWorkflow runs one trial:
 //
-//	session ─ PrepareWorkspace ─ StartHub ─┬─ RunAgent ────┬─ Verify ─ Teardown (always)
-//	                                       └─ WatchEvents ─┘
+//	session ─ SetUpTrial ─┬─ RunAgent ────┬─ FinishTrial
+//	                      └─ WatchEvents ─┘
 //	signal "abort" (from the watcher or a person) ──> cancel RunAgent
 //
-// All activities run in one worker session, so the hub, the agent and the workspace are
-// on the same host. Teardown runs in a disconnected context, also after a cancel.
+// SetUpTrial is PrepareWorkspace and StartHub, FinishTrial is Verify and Teardown (runs
+// started before foldedSteps ran the four one by one). All activities run in one worker
+// session, so the hub, the agent and the workspace are on the same host; they stay
+// activities (not local ones, which run wherever the workflow task does). Teardown runs
+// in a disconnected context, also after a cancel, unless FinishTrial did it.
 func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	logger := workflow.GetLogger(ctx)
 	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
@@ -85,6 +93,7 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		return result, nil
 	}
 	defer workflow.CompleteSession(sess)
+	folded := workflow.GetVersion(ctx, foldedSteps, workflow.DefaultVersion, 1) == 1
 
 	setupCtx := workflow.WithActivityOptions(sess, workflow.ActivityOptions{
 		// Verify and Teardown run in contexts the session's failure does not cancel: a
@@ -123,9 +132,13 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	var ws Workspace
 	var abortReason string
 	teardownReason := "agent exited"
+	tornDown := false // by FinishTrial
 	defer func() {
 		if workerLost {
 			return // its hub died with its worker; the next attempt starts afresh
+		}
+		if tornDown {
+			return
 		}
 		// Teardown always runs, on the same session, even when the trial was cancelled.
 		dctx, cancel := workflow.NewDisconnectedContext(setupCtx)
@@ -147,21 +160,35 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		}
 		teardownReason = stage + " failed"
 		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason}
-		return verifyTrial(setupCtx, verify, result)
+		return verifyTrial(setupCtx, verify, result, folded, &tornDown)
 	}
 
-	if err := workflow.ExecuteActivity(setupCtx, a.PrepareWorkspace, in).Get(ctx, &ws); err != nil {
-		if lost(err) {
-			return retry("prepare workspace", err)
-		}
-		return fail("prepare workspace", err)
-	}
 	var hub HubInfo
-	if err := workflow.ExecuteActivity(setupCtx, a.StartHub, AgentInput{Trial: in, Workspace: ws}).Get(ctx, &hub); err != nil {
-		if lost(err) {
-			return retry("start hub", err)
+	if folded {
+		var su SetUp
+		if err := workflow.ExecuteActivity(setupCtx, a.SetUpTrial, in).Get(ctx, &su); err != nil {
+			if lost(err) {
+				return retry("set up", err)
+			}
+			return fail("prepare workspace", err)
 		}
-		return fail("start hub", err)
+		ws, hub = su.Workspace, su.Hub
+		if su.HubError != "" {
+			return fail("start hub", errors.New(su.HubError))
+		}
+	} else {
+		if err := workflow.ExecuteActivity(setupCtx, a.PrepareWorkspace, in).Get(ctx, &ws); err != nil {
+			if lost(err) {
+				return retry("prepare workspace", err)
+			}
+			return fail("prepare workspace", err)
+		}
+		if err := workflow.ExecuteActivity(setupCtx, a.StartHub, AgentInput{Trial: in, Workspace: ws}).Get(ctx, &hub); err != nil {
+			if lost(err) {
+				return retry("start hub", err)
+			}
+			return fail("start hub", err)
+		}
 	}
 
 	// The agent and the watcher run side by side; an abort signal cancels the agent.
@@ -244,16 +271,22 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(setupCtx)
 	defer cancel()
-	res, err := verifyTrial(vctx, verify, result)
+	res, err := verifyTrial(vctx, verify, result, folded, &tornDown)
 	if res.Outcome == OutcomeFailed && lost(nil) {
 		return retry("verify", nil)
 	}
 	return res, err
 }
 
-func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult) (TrialResult, error) {
+// verifyTrial runs Verify, or FinishTrial (Verify and Teardown) when folded, which then
+// sets tornDown.
+func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult, folded bool, tornDown *bool) (TrialResult, error) {
 	var res TrialResult
-	if err := workflow.ExecuteActivity(ctx, a.Verify, in).Get(ctx, &res); err != nil {
+	step := a.Verify
+	if folded {
+		step = a.FinishTrial
+	}
+	if err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, &res); err != nil {
 		base.Outcome = OutcomeFailed
 		base.Reason = "verify: " + err.Error()
 		if in.Failure != "" {
@@ -261,5 +294,6 @@ func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult) (TrialR
 		}
 		return base, nil
 	}
+	*tornDown = folded
 	return res, nil
 }

@@ -51,16 +51,19 @@ func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
 }
 
 func (s *trialSuite) TestCompletes() {
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
-	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{URL: "http://127.0.0.1:1"}, nil).Once()
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{ExitCode: 0}, nil).Once()
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
-	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
-	var teardown TeardownInput
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
-		teardown = in
-		return nil
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}}, nil).Once()
+	var agentIn AgentInput
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(func(_ context.Context, in AgentInput) (AgentResult, error) {
+		agentIn = in
+		return AgentResult{ExitCode: 0}, nil
 	}).Once()
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
+	var finish VerifyInput
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		finish = in
+		return verifyEcho(ctx, in)
+	}).Once()
+	// FinishTrial tore the trial down: no Teardown of its own.
 
 	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
 	s.True(s.env.IsWorkflowCompleted())
@@ -68,27 +71,23 @@ func (s *trialSuite) TestCompletes() {
 	var r TrialResult
 	s.NoError(s.env.GetWorkflowResult(&r))
 	s.Equal(OutcomeCompleted, r.Outcome)
-	s.Equal("agent exited", teardown.Reason)
-	s.Equal(ws, teardown.Workspace)
+	s.Equal("http://127.0.0.1:1", agentIn.Hub.URL)
+	s.Equal(ws, agentIn.Workspace)
+	s.Equal("agent exited", finish.CloseReason)
+	s.Equal(ws, finish.Workspace)
 }
 
 // An abort signal at a mocked time cancels the agent; the trial is verified as aborted
 // and torn down.
 func (s *trialSuite) TestAbortSignalCancelsAgent() {
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil)
-	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil)
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil)
 	// The agent would run for an hour of workflow time; the abort comes after two minutes.
 	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
 	var verified VerifyInput
-	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
 		verified = in
 		return verifyEcho(ctx, in)
-	})
-	var teardown TeardownInput
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
-		teardown = in
-		return nil
 	})
 	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
 	start := s.env.Now()
@@ -102,20 +101,18 @@ func (s *trialSuite) TestAbortSignalCancelsAgent() {
 	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
 	s.Less(s.env.Now().Sub(start), time.Hour)
 	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", teardown.Reason)
+	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
 }
 
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.
 func (s *trialSuite) TestCancelStillTearsDown() {
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil)
-	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil)
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil)
 	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{}, nil)
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
-	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho)
 	tornDown := false
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
 		tornDown = true
-		return nil
+		return verifyEcho(ctx, in)
 	})
 	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
 
@@ -126,13 +123,11 @@ func (s *trialSuite) TestCancelStillTearsDown() {
 
 // A setup activity that fails once is retried and the trial goes on.
 func (s *trialSuite) TestActivityFailsThenSucceeds() {
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(Workspace{}, errors.New("disk busy")).Once()
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
-	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, nil).Once()
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{}, errors.New("disk busy")).Once()
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil).Once()
 	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
-	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(nil).Once()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(verifyEcho).Once()
 
 	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
 	var r TrialResult
@@ -140,12 +135,15 @@ func (s *trialSuite) TestActivityFailsThenSucceeds() {
 	s.Equal(OutcomeCompleted, r.Outcome)
 }
 
-// A setup activity that keeps failing ends the trial as failed (no verdict), torn down.
+// A hub that never starts (SetUpTrial's last attempt hands its error back with the
+// workspace) ends the trial as failed (no verdict), verified and torn down there.
 func (s *trialSuite) TestHubNeverStarts() {
-	s.env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(ws, nil).Once()
-	s.env.OnActivity(a.StartHub, mock.Anything, mock.Anything).Return(HubInfo{}, errors.New("no port")).Times(3)
-	s.env.OnActivity(a.Verify, mock.Anything, mock.Anything).Return(verifyEcho).Once()
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(nil).Once()
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, HubError: "no port"}, nil).Once()
+	var finish VerifyInput
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		finish = in
+		return verifyEcho(ctx, in)
+	}).Once()
 
 	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
 	var r TrialResult
@@ -153,4 +151,27 @@ func (s *trialSuite) TestHubNeverStarts() {
 	s.Equal(OutcomeFailed, r.Outcome)
 	s.Contains(r.Reason, "start hub")
 	s.Contains(r.Reason, "no port")
+	s.Equal(ws, finish.Workspace)
+	s.Equal("start hub failed", finish.CloseReason)
+}
+
+// A FinishTrial that keeps failing leaves the teardown to the workflow, which runs it.
+func (s *trialSuite) TestFinishFailsThenTeardown() {
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil).Once()
+	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
+	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(TrialResult{}, errors.New("disk full")).Times(3)
+	var teardown TeardownInput
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
+		teardown = in
+		return nil
+	}).Once()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeFailed, r.Outcome)
+	s.Contains(r.Reason, "disk full")
+	s.Equal(ws, teardown.Workspace)
+	s.Equal("agent exited", teardown.Reason)
 }

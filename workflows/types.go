@@ -15,6 +15,7 @@ type (
 	TrialInput        = run.TrialInput
 	Workspace         = run.Workspace
 	HubInfo           = run.HubInfo
+	SetUp             = run.SetUp
 	AgentInput        = run.AgentInput
 	AgentResult       = run.AgentResult
 	WatchInput        = run.WatchInput

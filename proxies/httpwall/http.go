@@ -49,7 +49,7 @@ func newMux(h *hub.Hub) *http.ServeMux {
 			return bridged
 		}
 		return httpSrv
-	}, nil)
+	}, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
 	mux.Handle("/mcp", mcpwall.GuardHTTP(h, mcpHandler))
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		h.Contact("")

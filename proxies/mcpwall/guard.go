@@ -21,8 +21,8 @@ const MaxMessageBytes = 4 << 20
 // The SDK's stream transport ends the session on the first line it cannot decode. A
 // wall must keep serving, so GuardedTransport sits in front of it:
 //
-//	stdin ──lines──> check ──good──> pipe ──> SDK connection ──> stdout
-//	                   └──bad──> JSON-RPC error ───────────────────┘
+//	stdin ──lines──> check + decode ──good──> SDK ──> stdout
+//	                   └──bad──> JSON-RPC error ────────────┘
 //
 // A line that is not JSON, not a JSON-RPC message, a batch, or longer than MaxBytes is
 // answered with a JSON-RPC error (parse error, invalid request) and dropped.
@@ -35,62 +35,13 @@ type GuardedTransport struct {
 	OnReject func(reason string)
 }
 
-// Connect starts the guard and returns the SDK's connection over the checked stream.
+// Connect returns the guard as the SDK's connection over In and Out (guardConn).
 func (t *GuardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	max := t.MaxBytes
 	if max <= 0 {
 		max = MaxMessageBytes
 	}
-	out := &lockedWriter{w: t.Out}
-	ids := newIDTable()
-	pr, pw := io.Pipe()
-	go func() {
-		err := guardLines(t.In, &aliasWriter{ids, pw}, out, max, t.OnReject)
-		pw.CloseWithError(err)
-	}()
-	inner := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{&restoreWriter{ids, out}}, MaxLineLength: -1}
-	conn, err := inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &drainConn{Connection: conn, ids: ids, closed: make(chan struct{})}, nil
-}
-
-func guardLines(in io.Reader, good io.Writer, out io.Writer, max int, onReject func(string)) error {
-	br := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, tooLong, err := readLine(br, max)
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			var resp []byte
-			var reason string
-			if tooLong {
-				// line holds the message's first bytes, where a client puts its id.
-				reason = fmt.Sprintf("message too large: more than %d bytes", max)
-				resp = errorResponse(leadingID(line), jsonrpc.CodeInvalidRequest, reason)
-			} else {
-				resp, reason = CheckMessage(line)
-			}
-			if resp != nil {
-				if onReject != nil {
-					onReject(reason)
-				}
-				if _, werr := out.Write(append(resp, '\n')); werr != nil {
-					return werr
-				}
-			} else {
-				// Trimmed: the SDK ends the session on any byte after a message but its newline.
-				if _, werr := good.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
-					return werr
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+	return newGuardConn(t.In, t.Out, max, t.OnReject), nil
 }
 
 // headBytes is how much of an oversized message is kept to find its id in.
@@ -123,25 +74,8 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 // CheckMessage returns a JSON-RPC error response for data that is not a JSON-RPC
 // message (nil for a good one) and the reason in words.
 func CheckMessage(data []byte) ([]byte, string) {
-	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
-		return errorResponse(nil, jsonrpc.CodeParseError, "parse error: the message is not valid JSON"), "not valid JSON"
-	}
-	if len(data) > 0 && data[0] == '[' {
-		// MCP dropped batches in 2025-06-18, and the SDK ends a session of that version
-		// or later on the first one, so they are refused here.
-		reason := "invalid request: JSON-RPC batches are not supported; send one message per line"
-		return errorResponse(nil, jsonrpc.CodeInvalidRequest, reason), reason
-	}
-	if _, err := jsonrpc.DecodeMessage(data); err != nil {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(data, &probe)
-		reason := "invalid request: not a JSON-RPC 2.0 message: " + err.Error()
-		return errorResponse(probe.ID, jsonrpc.CodeInvalidRequest, reason), reason
-	}
-	return nil, ""
+	_, resp, reason := decodeLine(data)
+	return resp, reason
 }
 
 // errorResponse is a JSON-RPC error answering the request whose id is id, as the
@@ -232,7 +166,7 @@ var exactID = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,14})$`)
 
 // alias returns msg with its id replaced by an alias when the SDK would not echo it as sent.
 func (t *idTable) alias(msg []byte) []byte {
-	start, end, ok := idSpan(msg)
+	start, end, ok := topLevelID(msg)
 	if !ok {
 		return msg
 	}
@@ -322,97 +256,3 @@ func (t *idTable) waitDrained() <-chan struct{} {
 	}
 	return ch
 }
-
-// aliasWriter passes each good line to the SDK with its id aliased where needed.
-type aliasWriter struct {
-	ids *idTable
-	w   io.Writer
-}
-
-func (a *aliasWriter) Write(p []byte) (int, error) {
-	if _, err := a.w.Write(a.ids.alias(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// restoreWriter writes each message of the SDK with an aliased id put back.
-type restoreWriter struct {
-	ids *idTable
-	w   io.Writer
-}
-
-func (r *restoreWriter) Write(p []byte) (int, error) {
-	if _, err := r.w.Write(r.ids.restore(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// drainConn is the SDK's connection with the end of input held back until every
-// request read before it has been answered. The SDK cancels its requests in flight
-// and refuses to write once its reader has ended, so a client that writes its
-// requests and closes its end (what a piped script does, and legal for
-// newline-delimited JSON-RPC) would lose the answers and the wall their calls.
-type drainConn struct {
-	mcp.Connection
-	ids       *idTable
-	closeOnce sync.Once
-	closed    chan struct{}
-}
-
-func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		select {
-		case <-c.ids.waitDrained():
-		case <-ctx.Done():
-		case <-c.closed:
-		}
-		return nil, err
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok {
-		if req.IsCall() {
-			c.ids.read(req.ID)
-		} else if req.Method == "notifications/cancelled" {
-			// A cancelled request may go unanswered (MCP says it should).
-			var p struct {
-				RequestID any `json:"requestId"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					c.ids.answered(id)
-				}
-			}
-		}
-	}
-	return msg, nil
-}
-
-func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.ids.answered(resp.ID)
-	}
-	return err
-}
-
-func (c *drainConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
-	return c.Connection.Close()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

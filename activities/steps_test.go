@@ -1,0 +1,73 @@
+package activities
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/report"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+)
+
+// The folded steps do what the four did: SetUpTrial leaves a workspace and a live hub the
+// agent reaches; FinishTrial verifies (the same verdict), closes the record and removes
+// the sandbox.
+func TestFoldedSteps(t *testing.T) {
+	a, env := newActivities(t)
+	command := spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
+	in := trialInput(t, exampleYAML(t), examplePath, "phantom_success@update_ticket", command)
+
+	su := must[run.SetUp](t, env, a.SetUpTrial, in)
+	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL == "" || a.live(in.Key()) == nil {
+		t.Fatalf("SetUpTrial: %+v; want a workspace and a live hub", su)
+	}
+	res := must[run.AgentResult](t, env, a.RunAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: su.Hub})
+	if res.Error != "" || res.ExitCode != 0 {
+		stderr, _ := os.ReadFile(filepath.Join(su.Workspace.TrialDir, "stderr"))
+		t.Fatalf("agent: %+v\nstderr:\n%s", res, stderr)
+	}
+	result := must[run.TrialResult](t, env, a.FinishTrial, run.VerifyInput{Trial: in, Workspace: su.Workspace, Agent: &res, CloseReason: "agent exited"})
+	if result.Outcome != run.OutcomeCompleted || result.Verdict != report.SilentWrong || result.Fired == 0 {
+		t.Errorf("outcome %s, verdict %s, fired %d; want completed, %s, fired", result.Outcome, result.Verdict, result.Fired, report.SilentWrong)
+	}
+	l, err := record.ReadFile(filepath.Join(su.Workspace.TrialDir, "record.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.End == nil || l.End.Reason != "agent exited" || l.End.FinalState == nil {
+		t.Errorf("the record's end %+v; want session_end \"agent exited\" with the final state", l.End)
+	}
+	if a.live(in.Key()) != nil {
+		t.Error("the hub is still live after FinishTrial")
+	}
+	if _, err := os.Stat(su.Workspace.Dir); !os.IsNotExist(err) {
+		t.Errorf("the sandbox %s is still there after FinishTrial (%v)", su.Workspace.Dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(su.Workspace.TrialDir, "result.json")); err != nil {
+		t.Errorf("no result.json in the trial folder: %v", err)
+	}
+}
+
+// A hub refused as bad input is handed back at once with the workspace, so the trial can
+// be verified as failed and torn down.
+func TestSetUpTrialHubError(t *testing.T) {
+	a, env := newActivities(t)
+	in := trialInput(t, exampleYAML(t), examplePath, "clean", "agent")
+	in.Trial.Condition = "phantom_sucess@update_ticket"
+	su := must[run.SetUp](t, env, a.SetUpTrial, in)
+	if !strings.Contains(su.HubError, `unknown condition "phantom_sucess@update_ticket"`) || su.Workspace.Dir == "" || su.Hub.URL != "" {
+		t.Fatalf("SetUpTrial: %+v; want the workspace and the hub's error", su)
+	}
+	if a.live(in.Key()) != nil {
+		t.Error("a hub was kept after a failed start")
+	}
+	if _, err := os.Stat(su.Workspace.Dir); err != nil {
+		t.Errorf("the sandbox is gone before Teardown: %v", err)
+	}
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: su.Workspace, Reason: "start hub failed"}); err != nil {
+		t.Fatal(err)
+	}
+}
