@@ -71,8 +71,8 @@ func BenchmarkTrialOverhead(b *testing.B) {
 			b.StopTimer()
 			// The agent calls nothing, so no trial is scored (it never met the wall):
 			// chaos run says so with exit 4, which is the run completing as it should.
-			if r.Code != 4 || !strings.Contains(r.Stdout, "no_tool_call") {
-				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: no_tool_call)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
+				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 			}
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
@@ -116,8 +116,8 @@ func BenchmarkTrialsPerSecond(b *testing.B) {
 			b.StopTimer()
 			// The agent (true) never meets the wall: no trial is scored, so the run ends
 			// with exit 4, as it should.
-			if r.Code != 4 || !strings.Contains(r.Stdout, "no_tool_call") {
-				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: no_tool_call)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
+				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 			}
 			perSec := float64(b.N) / b.Elapsed().Seconds()
 			base := float64(b.N) / plainLoop(b, b.N, concurrency, "true").Seconds()
