@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,14 @@ func TestDatabaseLoss(t *testing.T) {
 	pg := pgtest.Start(t)
 	env := testkit.Env(t)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
-	srv := startServer(t, env, data, -1, "--db", pg.URL("temporal"))
+	// A first start on PostgreSQL sets up Temporal's schema: minutes on two busy cores,
+	// longer than testkit.StartServer waits.
+	srv := startChaos(t, env, "server", "--data-dir", data, "--port", "0", "--ui-port", "-1", "--db", pg.URL("temporal"))
+	srv.WaitStdout(t, regexp.MustCompile(`(?m)^ready; Ctrl-C stops$`), 5*time.Minute)
+	addr := regexp.MustCompile(`(?m)^Temporal server: (\S+) `).FindStringSubmatch(srv.Stdout.String())
+	if addr == nil {
+		t.Fatalf("chaos server printed no address:\n%s", srv.Stdout)
+	}
 
 	conds := []string{"clean", "phantom_success@update_ticket", "transient_error@read_email", "permanent_error@update_ticket"}
 	cells := exampleCells(t)
@@ -30,7 +38,7 @@ func TestDatabaseLoss(t *testing.T) {
 	ids := trialIDs(cells, conds)
 	results := pg.URL("results")
 	agent := `sleep 3; exec ` + blindAgent()
-	p := startChaos(t, env, "run", exampleSpec, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+	p := startChaos(t, env, "run", exampleSpec, "--temporal", addr[1], "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--results-db", results, "--", agent)
 	testkit.WaitFor(t, runTimeout, "a trial's agent to start", func() bool {
 		started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
