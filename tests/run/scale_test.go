@@ -212,3 +212,23 @@ func history(t testing.TB, c client.Client, workflowID, runID string) *historypb
 	}
 	return h
 }
+
+// scaleServer and scaleWorkflow name a running experiment (a server's address and the
+// experiment's workflow id) whose continue-as-new chain TestScaleHistories reads: to
+// check a long run's histories while it goes on.
+var (
+	scaleServer   = flag.String("scale-server", "", "TestScaleHistories: the Temporal server's address")
+	scaleWorkflow = flag.String("scale-workflow", "", "TestScaleHistories: the experiment's workflow id (chaos-run-<run id>)")
+)
+
+// TestScaleHistories reports and checks, as TestScale does at its end, the histories and
+// largest activity payload of an experiment that may still be running: every run of its
+// chain so far, the one in progress included.
+func TestScaleHistories(t *testing.T) {
+	if *scaleServer == "" || *scaleWorkflow == "" {
+		t.Skip("give -scale-server and -scale-workflow to read a running experiment's histories")
+	}
+	c := testkit.DialTemporal(t, *scaleServer)
+	defer c.Close()
+	checkHistories(t, c, *scaleWorkflow)
+}
