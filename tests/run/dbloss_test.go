@@ -40,7 +40,7 @@ func TestDatabaseLoss(t *testing.T) {
 	agent := `sleep 3; exec ` + blindAgent()
 	p := startChaos(t, env, "run", exampleSpec, "--temporal", addr[1], "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--results-db", results, "--", agent)
-	testkit.WaitFor(t, runTimeout, "a trial's agent to start", func() bool {
+	testkit.WaitFor(t, 4*runTimeout, "a trial's agent to start", func() bool {
 		started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
 		return len(started) > 0
 	})
@@ -49,7 +49,7 @@ func TestDatabaseLoss(t *testing.T) {
 	time.Sleep(5 * time.Second) // the outage itself: nothing here waits on a result
 	pg.Restart()
 
-	if code := p.Wait(t, 3*runTimeout); code != 0 {
+	if code := p.Wait(t, 6*runTimeout); code != 0 {
 		t.Fatalf("chaos run: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s\nserver:\n%s", code, p.Stdout, p.Stderr, tail(srv.Stderr.String(), 4000))
 	}
 	verdicts := readVerdicts(t, out, ids)
