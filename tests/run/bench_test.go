@@ -182,9 +182,11 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			agent := "sleep 600"
 			p := startChaos(b, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight), "--", agent)
-			testkit.WaitFor(b, time.Duration(inFlight)*6*time.Second, fmt.Sprintf("%d agents to run", inFlight), func() bool {
+			// However long it takes (2 cores at load 59 started 50 in 20 minutes): only an
+			// agent count that stops growing fails it.
+			untilNoGrowth(b, fmt.Sprintf("%d agents to run", inFlight), inFlight, func() int {
 				started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
-				return len(started) >= inFlight
+				return len(started)
 			})
 			rss := peakRSS(b, w.Pid())
 			p.Signal(b, syscall.SIGINT)
@@ -242,4 +244,23 @@ func children(pid int) int {
 		}
 	}
 	return n
+}
+
+// untilNoGrowth waits until count reaches want; it fails only when count stays the same
+// for stallTimeout (a stuck run, not a slow one).
+func untilNoGrowth(tb testing.TB, what string, want int, count func() int) {
+	tb.Helper()
+	last, since := -1, time.Now()
+	for {
+		n := count()
+		if n >= want {
+			return
+		}
+		if n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > stallTimeout {
+			tb.Fatalf("waiting for %s: stuck at %d for %s", what, n, stallTimeout)
+		}
+		time.Sleep(time.Second)
+	}
 }
