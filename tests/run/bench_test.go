@@ -74,8 +74,8 @@ func BenchmarkTrialOverhead(b *testing.B) {
 			b.StopTimer()
 			// The agent calls nothing, so no trial is scored (it never met the wall):
 			// chaos run says so with exit 4, which is the run completing as it should.
-			if r.Code != 4 || !strings.Contains(r.Stdout, "no_tool_call") {
-				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: no_tool_call)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
+				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 			}
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
@@ -108,7 +108,11 @@ func BenchmarkTrialsPerSecond(b *testing.B) {
 			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
 				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
 			b.StopTimer()
-			r.MustSucceed(b, "chaos run")
+			// The agent (true) never meets the wall: no trial is scored, so the run ends
+			// with exit 4, as it should.
+			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
+				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			}
 			perSec := float64(b.N) / b.Elapsed().Seconds()
 			base := float64(b.N) / plainLoop(b, b.N, concurrency, "true").Seconds()
 			b.ReportMetric(perSec, "trials/s")
@@ -151,8 +155,17 @@ func plainLoop(b *testing.B, n, concurrency int, agent string) time.Duration {
 func BenchmarkWorkerRSS(b *testing.B) {
 	env := testkit.Env(b)
 	specPath := writeOverheadSpec(b)
+	// The testing package calls a sub-benchmark with b.N = 1 and then again with the
+	// -benchtime count: the measure is made once and reported both times.
+	measured := map[int][3]float64{}
 	for _, inFlight := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
+			if m, ok := measured[inFlight]; ok {
+				b.ReportMetric(m[0], "worker-peak-MB")
+				b.ReportMetric(m[1], "baseline-peak-MB")
+				b.ReportMetric(m[2], "x-baseline")
+				return
+			}
 			data, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
 			srv := startServer(b, env, data, -1, "--no-worker")
 			w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", fmt.Sprint(inFlight))
@@ -160,9 +173,11 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			agent := "sleep 600"
 			p := startChaos(b, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight), "--", agent)
-			testkit.WaitFor(b, time.Duration(inFlight)*6*time.Second, fmt.Sprintf("%d agents to run", inFlight), func() bool {
+			// However long it takes (2 cores at load 59 started 50 in 20 minutes): only an
+			// agent count that stops growing fails it.
+			untilNoGrowth(b, fmt.Sprintf("%d agents to run", inFlight), inFlight, func() int {
 				started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
-				return len(started) >= inFlight
+				return len(started)
 			})
 			rss := peakRSS(b, w.Pid())
 			p.Signal(b, syscall.SIGINT)
@@ -179,9 +194,11 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			base := peakRSS(b, loop.Process.Pid)
 			_ = syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
 			_ = loop.Wait()
-			b.ReportMetric(float64(rss)/(1<<20), "worker-peak-MB")
-			b.ReportMetric(float64(base)/(1<<20), "baseline-peak-MB")
-			b.ReportMetric(float64(rss)/float64(max(base, 1)), "x-baseline")
+			m := [3]float64{float64(rss) / (1 << 20), float64(base) / (1 << 20), float64(rss) / float64(max(base, 1))}
+			measured[inFlight] = m
+			b.ReportMetric(m[0], "worker-peak-MB")
+			b.ReportMetric(m[1], "baseline-peak-MB")
+			b.ReportMetric(m[2], "x-baseline")
 		})
 	}
 }
@@ -218,4 +235,23 @@ func children(pid int) int {
 		}
 	}
 	return n
+}
+
+// untilNoGrowth waits until count reaches want; it fails only when count stays the same
+// for stallTimeout (a stuck run, not a slow one).
+func untilNoGrowth(tb testing.TB, what string, want int, count func() int) {
+	tb.Helper()
+	last, since := -1, time.Now()
+	for {
+		n := count()
+		if n >= want {
+			return
+		}
+		if n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > stallTimeout {
+			tb.Fatalf("waiting for %s: stuck at %d for %s", what, n, stallTimeout)
+		}
+		time.Sleep(time.Second)
+	}
 }

@@ -60,7 +60,6 @@ func TestScale(t *testing.T) {
 	for rep := 1; rep <= n; rep++ {
 		ids = append(ids, spec.TrialID("main", "clean", rep))
 	}
-	timeout := 10*time.Minute + time.Duration(n)*3*time.Second // bounds a stuck run, not a slow one
 
 	for _, abort := range []bool{false, true} {
 		t.Run(fmt.Sprintf("aborted=%v", abort), func(t *testing.T) {
@@ -68,16 +67,17 @@ func TestScale(t *testing.T) {
 			p := startChaos(t, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 				"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", "16", "--history-limit", strconv.Itoa(*scaleHistoryLimit))
 			if abort {
-				testkit.WaitFor(t, timeout, fmt.Sprintf("%d trials to finish", n/10), func() bool { return doneTrials(p.Stderr.String()) >= n/10 })
+				untilStalled(t, p, func() bool { return doneTrials(p.Stderr.String()) >= n/10 })
 				p.Signal(t, syscall.SIGINT)
 			}
+			untilStalled(t, p, func() bool { return false })
 			// The agent (true) never meets the wall, so no trial is scored: a run that ends
 			// exits 4, an aborted one 0 (it says why itself).
 			want := 4
 			if abort {
 				want = 0
 			}
-			if code := p.Wait(t, timeout); code != want {
+			if code := p.Wait(t, time.Minute); code != want {
 				t.Fatalf("chaos run: exit code %d, want %d\nstdout:\n%s\nstderr (end):\n%s", code, want, p.Stdout, tail(p.Stderr.String(), 2000))
 			}
 			results := readVerdicts(t, out, ids)
@@ -100,6 +100,25 @@ func TestScale(t *testing.T) {
 			}
 			checkHistories(t, c, run.ExperimentWorkflowID(runIDOf(t, p.Stdout.String())))
 		})
+	}
+}
+
+// stallTimeout is how long TestScale waits for the next trial to finish: it bounds a
+// stuck run, never a slow one (a run of 10,000 trials takes hours on two busy cores).
+const stallTimeout = 15 * time.Minute
+
+// untilStalled waits until cond holds or chaos run p has exited; the test fails if no
+// trial finishes for stallTimeout meanwhile.
+func untilStalled(t *testing.T, p *testkit.Proc, cond func() bool) {
+	t.Helper()
+	last, since := -1, time.Now()
+	for !cond() && alive(p.Pid()) {
+		if n := doneTrials(p.Stderr.String()); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > stallTimeout {
+			t.Fatalf("no trial finished for %s (%d done)\nstderr (end):\n%s", stallTimeout, last, tail(p.Stderr.String(), 2000))
+		}
+		time.Sleep(time.Second)
 	}
 }
 
@@ -189,4 +208,24 @@ func history(t testing.TB, c client.Client, workflowID, runID string) *historypb
 		t.Fatalf("no history for %s (run %q)", workflowID, runID)
 	}
 	return h
+}
+
+// scaleServer and scaleWorkflow name a running experiment (a server's address and the
+// experiment's workflow id) whose continue-as-new chain TestScaleHistories reads: to
+// check a long run's histories while it goes on.
+var (
+	scaleServer   = flag.String("scale-server", "", "TestScaleHistories: the Temporal server's address")
+	scaleWorkflow = flag.String("scale-workflow", "", "TestScaleHistories: the experiment's workflow id (chaos-run-<run id>)")
+)
+
+// TestScaleHistories reports and checks, as TestScale does at its end, the histories and
+// largest activity payload of an experiment that may still be running: every run of its
+// chain so far, the one in progress included.
+func TestScaleHistories(t *testing.T) {
+	if *scaleServer == "" || *scaleWorkflow == "" {
+		t.Skip("give -scale-server and -scale-workflow to read a running experiment's histories")
+	}
+	c := testkit.DialTemporal(t, *scaleServer)
+	defer c.Close()
+	checkHistories(t, c, *scaleWorkflow)
 }
