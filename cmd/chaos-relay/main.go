@@ -24,8 +24,7 @@ import (
 	"strings"
 )
 
-const usage = "usage: chaos-relay SOCKET  (the {wall} of a chaos trial: connects MCP on stdin/stdout to the trial's hub at the unix socket SOCKET)\n" +
-	"       " + serveUsage
+const usage = "usage: chaos-relay SOCKET  (the {wall} of a chaos trial: connects MCP on stdin/stdout to the trial's hub at the unix socket SOCKET)"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
