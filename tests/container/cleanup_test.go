@@ -1,6 +1,7 @@
 package container
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,8 +20,16 @@ var (
 // cleanupSpec is the example with its agent in a container and the command given.
 func cleanupSpec(t testing.TB, timeout string) string {
 	t.Helper()
-	return withRuntime(t, filepath.Join(repoRoot, "examples", "support-ticket.yaml"), t.TempDir(),
-		dockerAgent()+"  timeout: "+timeout+"\n")
+	path := withRuntime(t, filepath.Join(repoRoot, "examples", "support-ticket.yaml"), t.TempDir(), dockerAgent())
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\n  timeout: 60s\n") {
+		t.Fatal("the example's agent has no `timeout: 60s` line to replace")
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(b), "\n  timeout: 60s\n", "\n  timeout: "+timeout+"\n", 1)), 0o644)
+	return path
 }
 
 // containersAppear waits until the run has an agent container running, and returns them:
