@@ -75,12 +75,12 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 	stderr.start()
 	agent, err := a.runtimeFor(s).start(ctx, s, in, stdout, stderr)
 	if err != nil {
-		log.Warn("agent could not start", "runtime", s.Agent.Runtime, "error", err)
+		log.Warn("agent could not start", "runtime", s.Agent.RuntimeName(), "error", err)
 		res := run.AgentResult{Error: err.Error()}
 		finishOutput(&res, 0)
 		return res, nil
 	}
-	log.Info("agent started", "runtime", s.Agent.Runtime, "agent", agent.describe(), "timeout", timeout)
+	log.Info("agent started", "runtime", s.Agent.RuntimeName(), "agent", agent.describe(), "timeout", timeout)
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

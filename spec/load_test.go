@@ -55,7 +55,6 @@ func TestLoadExample(t *testing.T) {
 			Command: "{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --spec {spec}",
 			Timeout: Duration(60 * time.Second),
 			Profile: "scripted",
-			Runtime: RuntimeProcess,
 		}},
 		{"tool names", []string{s.Tools[0].Name, s.Tools[1].Name, s.Tools[2].Name}, []string{"read_email", "update_ticket", "get_ticket_field"}},
 		{"effects", []Effect{s.Tools[0].Effect, s.Tools[1].Effect, s.Tools[2].Effect}, []Effect{EffectNone, EffectWrite, EffectRead}},

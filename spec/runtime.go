@@ -49,6 +49,14 @@ type Container struct {
 // IsDocker says whether the agent runs in a container.
 func (a Agent) IsDocker() bool { return a.Runtime == RuntimeDocker }
 
+// RuntimeName is the agent's runtime by name: "process" when none is given.
+func (a Agent) RuntimeName() string {
+	if a.Runtime == "" {
+		return RuntimeProcess
+	}
+	return a.Runtime
+}
+
 // containerKeys are the agent keys that only a `docker` runtime takes.
 var containerKeys = []string{"image", "user", "cpus", "memory", "pids", "mounts"}
 
@@ -58,9 +66,11 @@ var numericUser = regexp.MustCompile(`^[0-9]+(:[0-9]+)?$`)
 func (d *decoder) runtime(a *Agent, f map[string]*yaml.Node) {
 	a.Runtime = d.text(f["runtime"], "agent.runtime")
 	switch a.Runtime {
-	case "":
-		a.Runtime = RuntimeProcess
-	case RuntimeProcess, RuntimeDocker:
+	case "", RuntimeProcess:
+		// Kept empty, so that a process agent's spec has the identity it had before
+		// runtimes existed (spec.Identity): runs made then still pair with runs made now.
+		a.Runtime = ""
+	case RuntimeDocker:
 	default:
 		d.errorf(f["runtime"], "unknown agent.runtime %q%s", a.Runtime, suggest(a.Runtime, Runtimes))
 		return

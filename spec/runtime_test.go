@@ -15,8 +15,32 @@ func TestParseRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Agent.Runtime != RuntimeProcess || s.Agent.IsDocker() || !reflect.DeepEqual(s.Agent.Container, Container{}) {
+		if s.Agent.RuntimeName() != RuntimeProcess || s.Agent.IsDocker() || !reflect.DeepEqual(s.Agent.Container, Container{}) {
 			t.Errorf("runtime %q, container %+v", s.Agent.Runtime, s.Agent.Container)
+		}
+	})
+	t.Run("process as written keeps the spec's identity", func(t *testing.T) {
+		a, _ := Parse("spec.yaml", []byte(base))
+		b, err := Parse("spec.yaml", []byte(agent("  runtime: process\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := Parse("spec.yaml", []byte(agent("")))
+		if b.Identity() != c.Identity() || b.Agent.RuntimeName() != RuntimeProcess {
+			t.Errorf("runtime: process changed the identity (%v)", IdentityDiff(b, c))
+		}
+		if strings.Contains(string(identityJSON(a)), "runtime") || strings.Contains(string(identityJSON(a)), "container") {
+			t.Errorf("a process agent's identity names a runtime: %s", identityJSON(a))
+		}
+	})
+	t.Run("a docker run pairs with a process run", func(t *testing.T) {
+		p, _ := Parse("spec.yaml", []byte(base))
+		d, err := Parse("spec.yaml", []byte(edit(`agent: {command: "run {task}"}`, `agent: {command: "run {task}", runtime: docker, image: a, pids: 9}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Identity() != d.Identity() {
+			t.Errorf("the runtime changed the identity: %v", IdentityDiff(p, d))
 		}
 	})
 	t.Run("docker with every key", func(t *testing.T) {

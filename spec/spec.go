@@ -102,8 +102,8 @@ type Agent struct {
 	Timeout Duration          `json:"timeout,omitempty"`
 	// Profile names how the closing message is read: generic, claude-code, codex, goose, scripted.
 	Profile string `json:"profile,omitempty"`
-	// Runtime is how the agent is started: "process" (the default) or "docker" (in
-	// Container; spec/runtime.go).
+	// Runtime is how the agent is started: "" (a process, the default: RuntimeName) or
+	// "docker" (in Container; spec/runtime.go).
 	Runtime   string    `json:"runtime,omitempty"`
 	Container Container `json:"container,omitzero"`
 }
