@@ -70,12 +70,14 @@ func TestNoContainerLeft(t *testing.T) {
 		runID := p.WaitStdout(t, runLine, testkit.StartTimeout)[1]
 		seen := containersAppear(t, dk, runID)
 		workerA.Kill()
+		killed := time.Now()
 		t.Logf("killed worker A while these ran: %v", seen)
 		// The relay in each container sees the hub's socket refuse and ends the agent; the
 		// container, started with auto-remove, goes.
 		testkit.WaitFor(t, runTimeout, "the killed worker's containers to go", func() bool {
 			return len(agentContainers(t, dk, runID)) == 0
 		})
+		t.Logf("the killed worker's containers were gone %s after the kill", time.Since(killed).Round(100*time.Millisecond))
 		workerB := testkit.Start(t, chaosBin, env, "worker", "--temporal", srv.Addr)
 		workerB.WaitStdout(t, workerLine, testkit.StartTimeout)
 		if code := p.Wait(t, 2*runTimeout); code != 0 {
