@@ -206,9 +206,9 @@ type dockerAgent struct {
 	// sandbox, when set, was given to the container's user and is given back once the
 	// agent has ended (git and Teardown work on it as the worker).
 	sandbox string
-	k     *container.Container
-	ended chan struct{}
-	exit  container.Exit
+	k       *container.Container
+	ended   chan struct{}
+	exit    container.Exit
 }
 
 func (d *dockerAgent) done() <-chan struct{} { return d.ended }
