@@ -12,7 +12,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -227,7 +226,7 @@ func remove(ctx context.Context, api *client.Client, id string) error {
 	return fmt.Errorf("docker: remove the agent's container %.12s: %w", id, err)
 }
 
-// List returns the ids of the containers (running or not) that carry every label given
+// List returns the agent containers (running or not) that carry every label given
 // (key=value, or key alone for any value).
 func (c *Client) List(ctx context.Context, labels ...string) ([]container.Summary, error) {
 	args := filters.NewArgs(filters.Arg("label", LabelManaged))
@@ -237,29 +236,24 @@ func (c *Client) List(ctx context.Context, labels ...string) ([]container.Summar
 	return c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 }
 
-// RemoveWhere removes every agent container whose labels keep says to remove, and
-// returns how many it removed.
-func (c *Client) RemoveWhere(ctx context.Context, remove func(labels map[string]string) bool, labels ...string) (int, error) {
+// RemoveWhere removes every agent container that carries the labels given and whose
+// labels match says to remove, and returns how many it removed.
+func (c *Client) RemoveWhere(ctx context.Context, match func(labels map[string]string) bool, labels ...string) (int, error) {
 	list, err := c.List(ctx, labels...)
 	if err != nil {
 		return 0, fmt.Errorf("docker: list agent containers: %w", err)
 	}
-	var mu sync.Mutex
 	var errs []error
 	n := 0
 	for _, s := range list {
-		if !remove(s.Labels) {
+		if !match(s.Labels) {
 			continue
 		}
-		if err := removeID(ctx, c.api, s.ID); err != nil {
-			mu.Lock()
+		if err := remove(ctx, c.api, s.ID); err != nil {
 			errs = append(errs, err)
-			mu.Unlock()
 			continue
 		}
 		n++
 	}
 	return n, errors.Join(errs...)
 }
-
-var removeID = remove
