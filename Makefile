@@ -45,7 +45,8 @@ fuzz:
 # chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
 # `go install ./cmd/...` puts the two side by side in GOBIN the same way.
 build:
-	$(GO) build -o bin/ ./cmd/chaos ./cmd/chaos-relay
+	$(GO) build -o bin/ ./cmd/chaos
+	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/chaos-relay
 
 # Each benchmark prints its ratios against a baseline measured in the same run: the hub's
 # own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls.

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/crashwall/chaos/container"
 	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
@@ -53,6 +54,11 @@ type Activities struct {
 
 	mu     sync.Mutex
 	trials map[string]*liveTrial
+
+	// docker is the connection to the Docker engine of agent.runtime: docker, made on
+	// first use (runtime_docker.go).
+	dockerMu sync.Mutex
+	docker   *container.Client
 }
 
 // liveTrial is the running part of a trial: its hub, served over HTTP.

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,14 +24,15 @@ const DefaultAgentTimeout = 5 * time.Minute
 // stopGrace is how long the agent's process group has between SIGTERM and SIGKILL.
 const stopGrace = 3 * time.Second
 
-// RunAgent runs the filled-in agent command through `sh -c` in the sandbox, as its own
-// process group, with stdout and stderr going to files in the trial folder. It
-// heartbeats while the agent runs; on cancel or timeout it stops the whole group
-// (SIGTERM, then SIGKILL after a grace period). After any ending it kills what is left of
-// the group, so background children of the agent do not outlive the trial.
+// RunAgent runs the filled-in agent command through `sh -c` in the sandbox, by the spec's
+// runtime (runtime.go): its own process group, or a container (agent.runtime: docker),
+// with stdout and stderr going to files in the trial folder. It heartbeats while the
+// agent runs; on cancel or timeout it stops the agent (SIGTERM, then SIGKILL after a
+// grace period). After any ending it removes what is left (the group's processes, the
+// container), so nothing the agent started outlives the trial.
 //
 // A command that cannot start is reported in AgentResult.Error, not as an error. A
-// cancelled activity returns ctx.Err() once the group is dead.
+// cancelled activity returns ctx.Err() once the agent is dead.
 func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.AgentResult, error) {
 	s, err := parseSpec(in.Trial.Spec)
 	if err != nil {
@@ -70,44 +69,18 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 		res.Output = outputResult(limit, outDropped, errDropped)
 	}
 
-	// Under `chaos reap` (Linux) nothing the agent starts outlives it, not even when the
-	// worker is killed: the reaper inherits the agent's orphans and kills them.
-	cmd := exec.Command("sh", "-c", in.Hub.Command)
-	cmd.SysProcAttr = groupAttr()
-	bin := a.reaper()
-	if bin != "" {
-		cmd = exec.Command(bin, "reap", "--parent", strconv.Itoa(os.Getpid()), "--", "sh", "-c", in.Hub.Command)
-		cmd.SysProcAttr = reaperAttr()
-	}
-	cmd.Dir = in.Workspace.Dir
-	// agent.env's ${VAR}s come from this worker's environment, and nowhere else.
-	specEnv, err := s.Agent.ExpandEnv(nil)
-	if err != nil {
-		return run.AgentResult{Error: err.Error() + " on this worker"}, nil
-	}
-	cmd.Env = agentEnv(specEnv, in)
-	cmd.Stdin = nil // /dev/null: the agent is not interactive
-	// *os.Files (pipes of our own), not writers: Wait then returns when the shell exits,
-	// even if a background child still holds them open.
-	cmd.Stdout, cmd.Stderr = stdout.w, stderr.w
-
 	log := a.logger().With("trial", in.Trial.Trial.ID)
 	start := time.Now()
 	stdout.start()
 	stderr.start()
-	if err := cmd.Start(); err != nil {
-		log.Warn("agent could not start", "error", err)
+	agent, err := a.runtimeFor(s).start(ctx, s, in, stdout, stderr)
+	if err != nil {
+		log.Warn("agent could not start", "runtime", s.Agent.RuntimeName(), "error", err)
 		res := run.AgentResult{Error: err.Error()}
 		finishOutput(&res, 0)
 		return res, nil
 	}
-	// The agent holds its own copies; these would keep the pipes open after it ends.
-	stdout.w.Close()
-	stderr.w.Close()
-	pgid := cmd.Process.Pid
-	log.Info("agent started", "pid", pgid, "timeout", timeout)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	log.Info("agent started", "runtime", s.Agent.RuntimeName(), "agent", agent.describe(), "timeout", timeout)
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -117,25 +90,23 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 wait:
 	for {
 		select {
-		case <-done:
+		case <-agent.done():
 			break wait
 		case <-deadline.C:
 			res.TimedOut = true
-			log.Info("agent timed out; stopping its process group", "after", timeout)
-			stopGroup(pgid, done, bin != "")
+			log.Info("agent timed out; stopping it", "after", timeout)
+			agent.stop()
 			break wait
 		case <-ctx.Done():
 			cancelled = true
-			log.Info("agent cancelled; stopping its process group", "cause", context.Cause(ctx))
-			stopGroup(pgid, done, bin != "")
+			log.Info("agent cancelled; stopping it", "cause", context.Cause(ctx))
+			agent.stop()
 			break wait
 		}
 	}
-	// The shell is reaped; whatever it left running in its group goes too.
-	killGroup(pgid, syscall.SIGKILL)
+	res.ExitCode = agent.finish(ctx)
 	res.Duration = time.Since(start)
 	finishOutput(&res, stopGrace)
-	res.ExitCode = exitCode(cmd.ProcessState)
 	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
 	if cancelled {
 		// A cancel the workflow asked for comes as a CanceledError; any other cause is
@@ -158,7 +129,7 @@ const ErrHeartbeatLost = "heartbeat_lost"
 // waits for the leader to be reaped. Under a reaper (reaped: it leads the group) the kill
 // is the reaper's: it kills every process the agent started, in the group or not, and
 // ends; only a reaper that has not ended after a second grace period is killed outright.
-func stopGroup(pgid int, done <-chan error, reaped bool) {
+func stopGroup(pgid int, done <-chan struct{}, reaped bool) {
 	killGroup(pgid, syscall.SIGTERM)
 	grace := time.NewTimer(stopGrace)
 	defer grace.Stop()
@@ -180,10 +151,10 @@ func stopGroup(pgid int, done <-chan error, reaped bool) {
 	<-done
 }
 
-// agentEnv is the worker's environment, the spec's agent.env (expanded), and the trial's own
+// agentEnv is base (the worker's environment for a process, a bare one for a container), the spec's agent.env (expanded), and the trial's own
 // variables (CHAOS_TRIAL_ID, CHAOS_WALL_URL, CHAOS_AXIS_<NAME>), later ones winning.
-func agentEnv(specEnv map[string]string, in run.AgentInput) []string {
-	env := os.Environ()
+func agentEnv(base []string, specEnv map[string]string, in run.AgentInput) []string {
+	env := base
 	keys := make([]string, 0, len(specEnv))
 	for k := range specEnv {
 		keys = append(keys, k)

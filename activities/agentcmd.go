@@ -81,6 +81,9 @@ func PreviewAgentCommand(s *spec.Spec, t spec.TrialPlan, template, bin, specPath
 			CodexConfig: stdio.RelayCodexConfig(relay, sock)}
 	}
 	tokens := agentTokens(wall, bin, PreviewWallURL, task.Prompt, PreviewSandbox, specPath, t.Axes)
+	if s.Agent.IsDocker() {
+		tokens = containerTokens(task.Prompt, PreviewSandbox, t.Axes)
+	}
 	command, err := fillAgentCommand(template, tokens)
 	if err != nil {
 		return AgentPreview{}, err

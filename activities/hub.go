@@ -127,6 +127,15 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	a.keep(t.Key(), lt)
 
 	tokens := agentTokens(wall, bin, srv.URL, task.Prompt, in.Workspace.Dir, in.Workspace.SpecPath, t.Trial.Axes)
+	if s.Agent.IsDocker() {
+		// The container reaches the hub through its sockets only (runtime_docker.go).
+		if err := openContainerHub(s, srv, wall); err != nil {
+			a.drop(t.Key())
+			lt.stop("the agent's container cannot reach the hub: " + err.Error())
+			return run.HubInfo{}, badInput(err)
+		}
+		tokens = containerTokens(task.Prompt, in.Workspace.Dir, t.Trial.Axes)
+	}
 	// The command refers to the values through environment variables (agentEnv sets
 	// them): no value is ever written into the shell text.
 	command, err := fillAgentCommand(template, tokens)

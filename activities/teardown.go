@@ -31,6 +31,13 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 		}
 		log.Info("hub closed", "reason", reason)
 	}
+	// The agent's container, if it runs in one, goes whatever ended the trial (this
+	// attempt's, or an earlier attempt's on a worker that died).
+	if s, err := parseSpec(in.Trial.Spec); err == nil && s.Agent.IsDocker() {
+		if err := a.removeTrialContainers(ctx, in.Trial); err != nil {
+			errs = append(errs, fmt.Errorf("remove the agent's container: %w", err))
+		}
+	}
 
 	dir := in.Workspace.Dir
 	if dir == "" {

@@ -281,7 +281,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	return s
 }
 
-var agentKeys = []string{"command", "env", "timeout", "profile"}
+var agentKeys = []string{"command", "env", "timeout", "profile", "runtime", "image", "user", "cpus", "memory", "pids", "mounts"}
 
 // agent is the agent section and the node of its command, for the token check.
 func (d *decoder) agent(n *yaml.Node) (Agent, *yaml.Node) {
@@ -296,6 +296,7 @@ func (d *decoder) agent(n *yaml.Node) (Agent, *yaml.Node) {
 	} else if !slices.Contains(Profiles, a.Profile) {
 		d.errorf(f["profile"], "unknown agent.profile %q%s", a.Profile, suggest(a.Profile, Profiles))
 	}
+	d.runtime(&a, f)
 	if env := deref(f["env"]); !isNull(env) {
 		if env.Kind != yaml.MappingNode {
 			d.errorf(env, "agent.env must be a mapping of variable names to values, got %s", got(env))

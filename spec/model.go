@@ -312,6 +312,9 @@ func (s *Spec) Identity() string {
 func identityJSON(s *Spec) []byte {
 	c := *s
 	c.Model, c.Path = ModelSpec{}, ""
+	// Where the agent runs is not what the experiment is: a run in containers pairs
+	// with the same spec's run as processes (the same seeds, trial by trial).
+	c.Agent.Runtime, c.Agent.Container = "", Container{}
 	b, _ := json.Marshal(&c)
 	return b
 }

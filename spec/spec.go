@@ -102,6 +102,10 @@ type Agent struct {
 	Timeout Duration          `json:"timeout,omitempty"`
 	// Profile names how the closing message is read: generic, claude-code, codex, goose, scripted.
 	Profile string `json:"profile,omitempty"`
+	// Runtime is how the agent is started: "" (a process, the default: RuntimeName) or
+	// "docker" (in Container; spec/runtime.go).
+	Runtime   string    `json:"runtime,omitempty"`
+	Container Container `json:"container,omitzero"`
 }
 
 // ExpandEnv is agent.env with the ${VAR}s of its values replaced from lookup

@@ -9,6 +9,9 @@
 // imports only the standard library and starts in a millisecond or two, where
 // `chaos wall --hub` (the fallback, docs/ARCHITECTURE.md) is the whole chaos binary.
 //
+// `chaos-relay serve` is the first process of an agent's container (serve.go): it carries
+// the container's loopback {wall_url} and {llm_url} to the hub's HTTP socket.
+//
 // It ends when the hub closes the stream (the trial is over) or, after the agent closes
 // its stdin, when the hub has answered and closed its side.
 package main
@@ -24,6 +27,10 @@ import (
 const usage = "usage: chaos-relay SOCKET  (the {wall} of a chaos trial: connects MCP on stdin/stdout to the trial's hub at the unix socket SOCKET)"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// An agent's container: serve.go.
+		os.Exit(serve(os.Args[2:], os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

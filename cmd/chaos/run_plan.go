@@ -42,7 +42,12 @@ func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, erro
 		if err != nil {
 			return nil, badInput(err)
 		}
-		if err := activities.CheckAgentExecutable(cmd.Program, s.Workspace, path); err != nil {
+		if s.Agent.IsDocker() {
+			// The program is looked for in the container, which only a trial makes.
+			if len(lines) == 0 {
+				lines = append(lines, "agent runtime docker: "+s.Agent.Container.Describe())
+			}
+		} else if err := activities.CheckAgentExecutable(cmd.Program, s.Workspace, path); err != nil {
 			return nil, badInput(fmt.Errorf("cell %s: %w", t.Cell, err))
 		}
 		// The command as the agent's shell gets it (tokens are references to variables,

@@ -1,0 +1,113 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary stand in for an agent: with RELAY_TEST_GET set it fetches
+// that URL and prints the body, as an agent in a container fetches {wall_url}.
+func TestMain(m *testing.M) {
+	if url := os.Getenv("RELAY_TEST_GET"); url != "" {
+		r, err := http.Get(url)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		b, _ := io.ReadAll(r.Body)
+		if r.StatusCode != 200 || string(b) != "hub answered /tools/read_email" {
+			fmt.Fprintf(os.Stderr, "%d %s\n", r.StatusCode, b)
+			os.Exit(4)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// unixHTTP serves a handler that answers its path on a unix socket, as the hub's HTTP
+// server does for a container; it returns the socket's path and its listener.
+func unixHTTP(t *testing.T) (string, net.Listener) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "http")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hub answered %s", r.URL.Path) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return sock, ln
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestServe(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("forwards the loopback to the hub's socket and ends as the command ends", func(t *testing.T) {
+		sock, _ := unixHTTP(t)
+		addr := freePort(t)
+		t.Setenv("RELAY_TEST_GET", "http://"+addr+"/tools/read_email")
+		var errOut bytes.Buffer
+		code := serve([]string{"--tcp", addr + "=" + sock, "--", self}, &errOut)
+		os.Unsetenv("RELAY_TEST_GET")
+		if code != 0 {
+			t.Fatalf("exit %d, want the agent's 0: %s", code, errOut.String())
+		}
+	})
+	t.Run("the command's exit code and signal", func(t *testing.T) {
+		var errOut bytes.Buffer
+		if code := serve([]string{"--", "sh", "-c", "exit 7"}, &errOut); code != 7 {
+			t.Errorf("exit %d, want 7", code)
+		}
+		if code := serve([]string{"--", "sh", "-c", "kill -TERM $$"}, &errOut); code != 128+15 {
+			t.Errorf("exit %d, want 143", code)
+		}
+	})
+	t.Run("the hub gone ends the agent", func(t *testing.T) {
+		sock, ln := unixHTTP(t)
+		go func() {
+			time.Sleep(time.Second)
+			ln.Close() // the worker died: its socket refuses
+		}()
+		var errOut bytes.Buffer
+		start := time.Now()
+		code := serve([]string{"--watch", sock, "--", "sleep", "300"}, &errOut)
+		if code != 128+9 || !strings.Contains(errOut.String(), "the trial's hub is gone") {
+			t.Errorf("exit %d after %s, want 137 and a message: %q", code, time.Since(start), errOut.String())
+		}
+	})
+	t.Run("bad command lines", func(t *testing.T) {
+		for _, args := range [][]string{{}, {"--tcp", "0.0.0.0:7070=/s", "--", "true"}, {"--tcp", "127.0.0.1:7070", "--", "true"}, {"--tcp", "127.0.0.1:7070=/s"}, {"--bogus"}} {
+			var errOut bytes.Buffer
+			if code := serve(args, &errOut); code != 1 || errOut.Len() == 0 {
+				t.Errorf("serve %q: exit %d, %q; want 1 and a message", args, code, errOut.String())
+			}
+		}
+	})
+}
