@@ -50,4 +50,3 @@ func checkBudget(usd float64) error {
 	}
 	return nil
 }
-

@@ -39,7 +39,7 @@ const requireDocker = "CHAOS_REQUIRE_DOCKER"
 // host's sh, node and their libraries, and its CA certificates.
 var hostMounts = []string{"/usr", "/lib", "/lib64", "/bin", "/etc/ssl"}
 
-const runTimeout = 5 * time.Minute
+const runTimeout = 15 * time.Minute
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -17,7 +17,7 @@ import (
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
-const runTimeout = 4 * time.Minute
+const runTimeout = 15 * time.Minute
 
 // agentsSpec is the spec of the Agents SDK agent, clean as written.
 func agentsSpec(t testing.TB) string {

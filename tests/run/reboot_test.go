@@ -58,8 +58,14 @@ func TestHostReboot(t *testing.T) {
 	})
 	printed := func() string { b, _ := os.ReadFile(stdout.Name()); return string(b) }
 
-	results := func() []string { m, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "result.json")); return m }
-	started := func() []string { m, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout")); return m }
+	results := func() []string {
+		m, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "result.json"))
+		return m
+	}
+	started := func() []string {
+		m, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
+		return m
+	}
 	// finished counts the trials the server has seen end (chaos run's progress line);
 	// done are the trials with a result.json, a few of which may not have told the
 	// server yet.

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // runTimeout bounds a whole command or run; none is waited out when it is done sooner.
-const runTimeout = 3 * time.Minute
+const runTimeout = 15 * time.Minute
 
 // chaos runs the binary to its end (within runTimeout).
 func chaos(t testing.TB, env []string, args ...string) testkit.Result {

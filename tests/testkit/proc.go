@@ -16,8 +16,8 @@ import (
 // Bounds on how long a step may take before the test gives up; none is waited out when
 // the step is done sooner.
 const (
-	StartTimeout = time.Minute      // a server or worker printing that it is ready
-	StopTimeout  = 30 * time.Second // a process ending on SIGINT before it is killed
+	StartTimeout = 5 * time.Minute  // a server or worker printing that it is ready (at load 50, minutes)
+	StopTimeout  = 30 * time.Second // a process ending on SIGINT before it is killed (then killed)
 )
 
 // Buffer is an io.Writer whose readers can wait for it to grow.
