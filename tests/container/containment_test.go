@@ -22,7 +22,7 @@ var standinLine = regexp.MustCompile(`(?ms)^stand-in model: (http://\S+)$.*^read
 // startStandin runs the stand-in model with the support-ticket script and returns its URL.
 func startStandin(t testing.TB) string {
 	t.Helper()
-	script := filepath.Join(repoRoot, "proxies", "testdata", "llm", "support-ticket.script.yaml")
+	script := filepath.Join(repoRoot, "proxies", "llm", "testdata", "support-ticket.script.yaml")
 	p := testkit.Start(t, chaosBin, nil, "model", "standin", "--script", script, "--listen", "127.0.0.1:0")
 	return p.WaitStdout(t, standinLine, time.Minute)[1]
 }

@@ -158,7 +158,7 @@ func TestREADMECommands(t *testing.T) {
 	t.Run("Agents SDK", func(t *testing.T) {
 		line := readmeCommand(t, cmds, "run examples/support-ticket-agents-sdk.yaml")
 		testkit.Node(t, "openai", "@openai/agents")
-		standin := startStandin(t, filepath.Join(chaosbin.Root(), "proxies", "testdata", "llm", "support-ticket.script.yaml"))
+		standin := startStandin(t, filepath.Join(chaosbin.Root(), "proxies", "llm", "testdata", "support-ticket.script.yaml"))
 		// The README's my-agent.mjs is tests/js/agents-sdk-agent.mjs (node follows the link
 		// to its node_modules), its model the stand-in through OPENAI_BASE_URL.
 		dir := workDir(t)
