@@ -125,6 +125,16 @@ func (p *Proc) Signal(t testing.TB, sig syscall.Signal) {
 
 // Wait waits for the process to exit and returns its exit code; the test fails if it
 // does not exit within timeout.
+// Exited says whether the process has ended, and with what exit code.
+func (p *Proc) Exited() (int, bool) {
+	select {
+	case <-p.done:
+		return p.code, true
+	default:
+		return 0, false
+	}
+}
+
 func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 	t.Helper()
 	select {
