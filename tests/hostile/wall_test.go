@@ -309,13 +309,16 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestHostileAgentEscapes (item 6): an agent that ignores SIGTERM and starts a process
-// in a session of its own is killed at its timeout, and so is everything it started.
+// in a session of its own is killed at its timeout, and so is everything it started. The
+// timeout is 20 s, not less: the agent's shell must have started its escaping process
+// before it, and at a load of 30 on two cores a shell can take seconds to get there (a
+// 2 s timeout failed the test on such a machine with nothing on the agent's stdout).
 func TestHostileAgentEscapes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	command := "trap '' TERM\nsetsid sleep " + w.marker + " &\necho \"escaped: $!\"\nsleep " + w.marker + "\n"
 	yaml := "name: escape\ntask: wait\ntools: [{name: note, effect: write}]\n" +
-		"agent: {command: " + yamlQuote(command) + ", timeout: 2s}\n"
+		"agent: {command: " + yamlQuote(command) + ", timeout: 20s}\n"
 	path := filepath.Join(w.specDir, "escape.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
