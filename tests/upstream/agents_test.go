@@ -35,7 +35,7 @@ task: Remember that Alice is a person who likes tea.
 agent:
   command: "{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --script %s"
   profile: scripted
-  timeout: 60s
+  timeout: 10m
 axes:
   agent: [blind, verifying]
 servers:

@@ -210,7 +210,7 @@ task: Remember Alice.
 agent:
   command: "{chaos} agent scripted --style verifying --transport stdio --wall-command {wall} --script %s"
   profile: scripted
-  timeout: 60s
+  timeout: 10m
 servers:
   - name: memory
     command: %s

@@ -49,7 +49,7 @@ task: Turn simulated logging on.
 agent:
   command: "{chaos} agent scripted --style blind --transport stdio --wall-command {wall} --script %s"
   profile: scripted
-  timeout: 60s
+  timeout: 10m
 servers:
   - name: everything
     url: %s/sse?key=${SSE_TEST_KEY}
