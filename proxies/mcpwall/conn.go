@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -213,12 +212,8 @@ func decodeLine(data []byte) (jsonrpc.Message, []byte, string) {
 	}
 	msg, err := decodeMessage(data)
 	if err != nil {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(data, &probe)
 		reason := "invalid request: not a JSON-RPC 2.0 message: " + err.Error()
-		return nil, errorResponse(probe.ID, jsonrpc.CodeInvalidRequest, reason), reason
+		return nil, errorResponse(leadingID(data), jsonrpc.CodeInvalidRequest, reason), reason
 	}
 	return msg, nil, ""
 }
@@ -341,53 +336,6 @@ func (c *guardConn) SessionID() string { return "" }
 
 var _ mcp.Connection = (*guardConn)(nil)
 
-// aliasPrefix starts every alias the guard hands the SDK: a NUL, which no id a client
-// sends as JSON text carries unescaped in this form.
-const aliasPrefix = "\x00chaos-id:"
-
-// aliasRequest gives req an alias for its id when the SDK would not echo it as the
-// client wrote it in line (see idTable).
-func (t *idTable) aliasRequest(req *jsonrpc.Request, line []byte) {
-	start, end, ok := topLevelID(line)
-	if !ok {
-		return
-	}
-	id := line[start:end]
-	if len(id) == 0 || id[0] == 'n' || exactInt(id) || id[0] == '"' && bytes.IndexByte(id, '\\') < 0 {
-		return
-	}
-	t.mu.Lock()
-	t.next++
-	name := aliasPrefix + strconv.Itoa(t.next)
-	t.aliases[name] = append(json.RawMessage(nil), id...)
-	t.mu.Unlock()
-	req.ID = jsonrpc.ID(mustMakeID(name))
-}
-
-func mustMakeID(s string) jsonrpc.ID {
-	id, _ := jsonrpc.MakeID(s)
-	return id
-}
-
-// restoreID returns data, the encoded answer to request id, with the client's own id in
-// place of an alias.
-func (t *idTable) restoreID(id jsonrpc.ID, data []byte) []byte {
-	name, ok := id.Raw().(string)
-	if !ok || len(name) < len(aliasPrefix) || name[:len(aliasPrefix)] != aliasPrefix {
-		return data
-	}
-	t.mu.Lock()
-	raw, ok := t.aliases[name]
-	delete(t.aliases, name)
-	t.mu.Unlock()
-	if !ok {
-		return data
-	}
-	quoted, _ := json.Marshal(name)
-	// The id is encoded before the result or error, so the first match is it.
-	return bytes.Replace(data, quoted, raw, 1)
-}
-
 // exactInt reports whether id is an integer the SDK echoes byte for byte: below 2^53,
 // with no sign on a zero, no leading zero, exponent or fraction.
 func exactInt(id []byte) bool {
@@ -409,8 +357,9 @@ func exactInt(id []byte) bool {
 }
 
 // topLevelID finds the value of the first top-level "id" member of msg, a valid JSON
-// object: msg[start:end] are its bytes. It scans no further than that member, as
-// idSpan does, without a decoder.
+// object: msg[start:end] are its bytes. It scans no further than that member, without a
+// decoder, so it also reads the id from the first bytes of a message cut off after it
+// (leadingID). The one id scanner of both transports.
 func topLevelID(msg []byte) (start, end int, ok bool) {
 	i := skipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
