@@ -49,6 +49,13 @@ type guardConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	onClose   func()
+
+	// fast answers plain tool calls without the SDK (fastcall.go); nil: the SDK answers all.
+	fast *fastCalls
+	fmu  sync.Mutex
+	// ctx ends with Close: the fast calls' context.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type msgOrErr struct {
@@ -67,6 +74,7 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 		out:      out,
 		closed:   make(chan struct{}),
 	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	in, c.onClose = pollable(in)
 	if c.onClose != nil {
 		c.br.Reset(in)
@@ -98,6 +106,16 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 // closes its end (what a piped script does, and legal for newline-delimited JSON-RPC)
 // would lose the answers and the wall their calls.
 func (c *guardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil || !c.take(msg) {
+			return msg, err
+		}
+	}
+}
+
+// read returns the next good message, as Read does, the guard's own calls included.
+func (c *guardConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -301,6 +319,7 @@ func (c *guardConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	if err == nil {
 		if isResp {
+			c.answering(resp)
 			data = c.ids.restoreID(resp.ID, data)
 		}
 		err = c.write(append(data, '\n'))
@@ -322,6 +341,7 @@ func (c *guardConn) write(p []byte) error {
 func (c *guardConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		c.cancel()
 		if c.deadline != nil {
 			c.deadline(time.Unix(1, 0))
 		}
@@ -356,38 +376,58 @@ func exactInt(id []byte) bool {
 	return true
 }
 
-// topLevelID finds the value of the first top-level "id" member of msg, a valid JSON
-// object: msg[start:end] are its bytes. It scans no further than that member, without a
+// topLevelID finds the value of the first top-level "id" member of msg, a JSON object:
+// msg[start:end] are its bytes. It scans no further than that member, without a
 // decoder, so it also reads the id from the first bytes of a message cut off after it
 // (leadingID). The one id scanner of both transports.
 func topLevelID(msg []byte) (start, end int, ok bool) {
+	members(msg, func(key []byte, vs, ve int) bool {
+		if isIDKey(key) {
+			start, end, ok = vs, ve, true
+			return false
+		}
+		return true
+	})
+	return start, end, ok
+}
+
+// members calls each with every top-level member of the JSON object msg in turn (its
+// key as written, quotes included, and its value's bounds in msg) until each returns
+// false, and reports whether it read the object to its end.
+func members(msg []byte, each func(key []byte, start, end int) bool) bool {
 	i := skipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
-		return 0, 0, false
+		return false
 	}
-	i++
+	i = skipSpace(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return true
+	}
 	for {
 		i = skipSpace(msg, i)
 		if i >= len(msg) || msg[i] != '"' {
-			return 0, 0, false
+			return false
 		}
 		ks := i
 		if i = skipJSONString(msg, i); i < 0 {
-			return 0, 0, false
+			return false
 		}
 		key := msg[ks:i]
 		if i = skipSpace(msg, i); i >= len(msg) || msg[i] != ':' {
-			return 0, 0, false
+			return false
 		}
 		vs := skipSpace(msg, i+1)
 		if i = skipJSONValue(msg, vs); i < 0 {
-			return 0, 0, false
+			return false
 		}
-		if isIDKey(key) {
-			return vs, i, true
+		if !each(key, vs, i) {
+			return false
 		}
-		if i = skipSpace(msg, i); i >= len(msg) || msg[i] != ',' {
-			return 0, 0, false
+		if i = skipSpace(msg, i); i < len(msg) && msg[i] == '}' {
+			return true
+		}
+		if i >= len(msg) || msg[i] != ',' {
+			return false
 		}
 		i++
 	}
