@@ -140,7 +140,7 @@ func killOrphans() {
 	for {
 		// The whole tree, not only children: a grandchild is killed now rather than
 		// after its parent's death hands it over.
-		for _, pid := range readProcs().descendants(self) {
+		for _, pid := range descendantsOf(self) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		reaped := false
@@ -179,6 +179,34 @@ func outsideGroup(sig syscall.Signal) {
 type procStat struct{ ppid, pgrp int }
 
 type procTable map[int]procStat
+
+// descendantsOf lists the processes under pid, children first, from each task's list of
+// children (/proc/PID/task/TID/children): a few reads for the agent's own tree, where
+// reading every process's stat costs a read of each process on the machine. Where the
+// kernel has no such lists, it reads them all. A list may miss a process that is being
+// born or reparented; killOrphans goes round again while it has children.
+func descendantsOf(pid int) []int {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err != nil {
+		return readProcs().descendants(pid)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // readProcs reads the parent and process group of every process from /proc.
 func readProcs() procTable {
