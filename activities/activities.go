@@ -111,28 +111,6 @@ func (a *Activities) chaosBin() (string, error) {
 	return exe, nil
 }
 
-// ExecutableIsChaos is set by the chaos command's main: this executable is chaos and has
-// its hidden `reap` command. (A test binary is not, and must never be run as one.)
-var ExecutableIsChaos bool
-
-// reaper is the chaos binary that runs agents under `chaos reap`: ChaosBin when set (it
-// is chaos by contract: {wall} runs it), else this executable when it is chaos; "" when
-// there is none or the system has no child subreapers.
-func (a *Activities) reaper() string {
-	if !reaping {
-		return ""
-	}
-	if a.ChaosBin != "" {
-		return a.ChaosBin
-	}
-	if ExecutableIsChaos {
-		if exe, err := os.Executable(); err == nil {
-			return exe
-		}
-	}
-	return ""
-}
-
 func (a *Activities) outputCap() int64 {
 	if a.OutputCap > 0 {
 		return a.OutputCap

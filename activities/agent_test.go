@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/run"
 )
 
@@ -239,24 +240,40 @@ func TestRunAgentCannotStart(t *testing.T) {
 	}
 }
 
-// TestReapParent: `chaos reap --parent PID` runs its command when its parent is the
-// worker it names, whatever that worker's pid (1 in a container), and starts nothing
-// when its parent is not that worker any more (the worker died before the reaper could
+// TestReapParent: `chaos-relay reap --parent PID` (the reaper RunAgent uses) and
+// `chaos reap --parent PID` (without a relay) run their command when their parent is the
+// worker they name, whatever that worker's pid (1 in a container), and start nothing
+// when their parent is not that worker any more (the worker died before the reaper could
 // hear of it).
 func TestReapParent(t *testing.T) {
 	if !reaping {
-		t.Skip("chaos reap runs on Linux only")
+		t.Skip("the reaper runs on Linux only")
 	}
-	run := func(parent int) (string, *os.ProcessState) {
-		cmd := exec.Command(chaosBin, "reap", "--parent", strconv.Itoa(parent), "--", "sh", "-c", "sleep 0.2; echo ran")
-		out, _ := cmd.Output()
-		return string(out), cmd.ProcessState
+	relay := stdio.FindRelay(chaosBin)
+	if relay == "" {
+		t.Fatalf("no chaos-relay next to %s", chaosBin)
 	}
-	if out, st := run(os.Getpid()); out != "ran\n" || st.ExitCode() != 0 {
-		t.Errorf("with its parent's pid: output %q, %v; want ran, exit 0", out, st)
+	a := &Activities{ChaosBin: chaosBin}
+	if got := a.reaper(); len(got) != 2 || got[0] != relay || got[1] != "reap" {
+		t.Errorf("reaper %q, want the relay next to chaos: [%s reap]", got, relay)
 	}
-	if out, st := run(os.Getpid() + 1_000_000); out != "" || st.ExitCode() != 128+int(syscall.SIGKILL) {
-		t.Errorf("with another pid: output %q, %v; want nothing run and exit %d", out, st, 128+int(syscall.SIGKILL))
+	for _, bin := range []string{relay, chaosBin} {
+		t.Run(filepath.Base(bin), func(t *testing.T) {
+			run := func(parent string) (string, *os.ProcessState) {
+				cmd := exec.Command(bin, "reap", "--parent", parent, "--", "sh", "-c", "sleep 0.2; echo ran")
+				out, _ := cmd.Output()
+				return string(out), cmd.ProcessState
+			}
+			if out, st := run(strconv.Itoa(os.Getpid())); out != "ran\n" || st.ExitCode() != 0 {
+				t.Errorf("with its parent's pid: output %q, %v; want ran, exit 0", out, st)
+			}
+			if out, st := run(strconv.Itoa(os.Getpid() + 1_000_000)); out != "" || st.ExitCode() != 128+int(syscall.SIGKILL) {
+				t.Errorf("with another pid: output %q, %v; want nothing run and exit %d", out, st, 128+int(syscall.SIGKILL))
+			}
+			if out, st := run("worker"); out != "" || st.ExitCode() == 0 {
+				t.Errorf("with --parent worker: output %q, %v; want nothing run and a non-zero exit", out, st)
+			}
+		})
 	}
 }
 

@@ -44,16 +44,18 @@ func (a *Activities) runtimeFor(s *spec.Spec) agentRuntime {
 }
 
 // processRuntime runs the agent through `sh -c` in the sandbox as its own process
-// group, under `chaos reap` on Linux: nothing the agent starts outlives it, not even
-// when the worker is killed (the reaper inherits the agent's orphans and kills them).
+// group, under a reaper on Linux (`chaos-relay reap`, package reap): nothing the agent
+// starts outlives it, not even when the worker is killed (the reaper inherits the
+// agent's orphans and kills them).
 type processRuntime struct{ a *Activities }
 
 func (r processRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInput, stdout, stderr *capturedStream) (runningAgent, error) {
 	cmd := exec.Command("sh", "-c", in.Hub.Command)
 	cmd.SysProcAttr = groupAttr()
-	bin := r.a.reaper()
-	if bin != "" {
-		cmd = exec.Command(bin, "reap", "--parent", strconv.Itoa(os.Getpid()), "--", "sh", "-c", in.Hub.Command)
+	reaper := r.a.reaper()
+	if reaper != nil {
+		argv := append(reaper, "--parent", strconv.Itoa(os.Getpid()), "--", "sh", "-c", in.Hub.Command)
+		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.SysProcAttr = reaperAttr()
 	}
 	cmd.Dir = in.Workspace.Dir
@@ -73,7 +75,7 @@ func (r processRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 	// The agent holds its own copies; these would keep the pipes open after it ends.
 	stdout.w.Close()
 	stderr.w.Close()
-	p := &processAgent{cmd: cmd, pgid: cmd.Process.Pid, reaped: bin != "", ended: make(chan struct{})}
+	p := &processAgent{cmd: cmd, pgid: cmd.Process.Pid, reaped: reaper != nil, ended: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.ended) }()
 	return p, nil
 }

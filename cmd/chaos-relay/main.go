@@ -12,6 +12,10 @@
 // `chaos-relay serve` is the first process of an agent's container (serve.go): it carries
 // the container's loopback {wall_url} and {llm_url} to the hub's HTTP socket.
 //
+// `chaos-relay reap [--parent PID] -- COMMAND...` is what the worker runs an agent under
+// (package reap, Linux): nothing the agent starts outlives it or the worker. The same as
+// `chaos reap`, without loading and initializing the 200 MB chaos binary each trial.
+//
 // It ends when the hub closes the stream (the trial is over) or, after the agent closes
 // its stdin, when the hub has answered and closed its side.
 package main
@@ -22,6 +26,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/crashwall/chaos/reap"
 )
 
 const usage = "usage: chaos-relay SOCKET  (the {wall} of a chaos trial: connects MCP on stdin/stdout to the trial's hub at the unix socket SOCKET)"
@@ -30,6 +36,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// An agent's container: serve.go.
 		os.Exit(serve(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "reap" {
+		os.Exit(reap.Main(os.Args[2:], "chaos-relay reap"))
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/reap"
 )
 
 // newCmdReap is `chaos reap [--parent PID] -- COMMAND...`, which the worker (PID) puts
-// between itself and an agent (Linux): it runs the command and kills every process the
-// command leaves behind, also when the worker dies (activities.Reap). Not for people;
-// hidden from the help.
+// between itself and an agent (Linux) when there is no chaos-relay beside chaos (which
+// does the same as `chaos-relay reap`, for a fraction of the start-up): it runs the
+// command and kills every process the command leaves behind, also when the worker dies
+// (package reap). Not for people; hidden from the help.
 func newCmdReap() *cobra.Command {
 	return &cobra.Command{
 		Use:                "reap [--parent PID] -- COMMAND [ARG...]",
@@ -21,18 +20,7 @@ func newCmdReap() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			parent := 0
-			if len(args) > 1 && args[0] == "--parent" {
-				p, err := strconv.Atoi(args[1])
-				if err != nil || p <= 0 {
-					return badInput(fmt.Errorf("--parent %q: want the worker's process id", args[1]))
-				}
-				parent, args = p, args[2:]
-			}
-			if len(args) > 0 && args[0] == "--" {
-				args = args[1:]
-			}
-			os.Exit(activities.Reap(parent, args))
+			os.Exit(reap.Main(args, "chaos reap"))
 			return nil
 		},
 	}

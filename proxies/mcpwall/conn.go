@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -50,6 +49,13 @@ type guardConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	onClose   func()
+
+	// fast answers plain tool calls without the SDK (fastcall.go); nil: the SDK answers all.
+	fast *fastCalls
+	fmu  sync.Mutex
+	// ctx ends with Close: the fast calls' context.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type msgOrErr struct {
@@ -68,6 +74,7 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 		out:      out,
 		closed:   make(chan struct{}),
 	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	in, c.onClose = pollable(in)
 	if c.onClose != nil {
 		c.br.Reset(in)
@@ -99,6 +106,16 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 // closes its end (what a piped script does, and legal for newline-delimited JSON-RPC)
 // would lose the answers and the wall their calls.
 func (c *guardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil || !c.take(msg) {
+			return msg, err
+		}
+	}
+}
+
+// read returns the next good message, as Read does, the guard's own calls included.
+func (c *guardConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -213,12 +230,8 @@ func decodeLine(data []byte) (jsonrpc.Message, []byte, string) {
 	}
 	msg, err := decodeMessage(data)
 	if err != nil {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(data, &probe)
 		reason := "invalid request: not a JSON-RPC 2.0 message: " + err.Error()
-		return nil, errorResponse(probe.ID, jsonrpc.CodeInvalidRequest, reason), reason
+		return nil, errorResponse(leadingID(data), jsonrpc.CodeInvalidRequest, reason), reason
 	}
 	return msg, nil, ""
 }
@@ -306,6 +319,7 @@ func (c *guardConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	if err == nil {
 		if isResp {
+			c.answering(resp)
 			data = c.ids.restoreID(resp.ID, data)
 		}
 		err = c.write(append(data, '\n'))
@@ -327,6 +341,7 @@ func (c *guardConn) write(p []byte) error {
 func (c *guardConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		c.cancel()
 		if c.deadline != nil {
 			c.deadline(time.Unix(1, 0))
 		}
@@ -340,53 +355,6 @@ func (c *guardConn) Close() error {
 func (c *guardConn) SessionID() string { return "" }
 
 var _ mcp.Connection = (*guardConn)(nil)
-
-// aliasPrefix starts every alias the guard hands the SDK: a NUL, which no id a client
-// sends as JSON text carries unescaped in this form.
-const aliasPrefix = "\x00chaos-id:"
-
-// aliasRequest gives req an alias for its id when the SDK would not echo it as the
-// client wrote it in line (see idTable).
-func (t *idTable) aliasRequest(req *jsonrpc.Request, line []byte) {
-	start, end, ok := topLevelID(line)
-	if !ok {
-		return
-	}
-	id := line[start:end]
-	if len(id) == 0 || id[0] == 'n' || exactInt(id) || id[0] == '"' && bytes.IndexByte(id, '\\') < 0 {
-		return
-	}
-	t.mu.Lock()
-	t.next++
-	name := aliasPrefix + strconv.Itoa(t.next)
-	t.aliases[name] = append(json.RawMessage(nil), id...)
-	t.mu.Unlock()
-	req.ID = jsonrpc.ID(mustMakeID(name))
-}
-
-func mustMakeID(s string) jsonrpc.ID {
-	id, _ := jsonrpc.MakeID(s)
-	return id
-}
-
-// restoreID returns data, the encoded answer to request id, with the client's own id in
-// place of an alias.
-func (t *idTable) restoreID(id jsonrpc.ID, data []byte) []byte {
-	name, ok := id.Raw().(string)
-	if !ok || len(name) < len(aliasPrefix) || name[:len(aliasPrefix)] != aliasPrefix {
-		return data
-	}
-	t.mu.Lock()
-	raw, ok := t.aliases[name]
-	delete(t.aliases, name)
-	t.mu.Unlock()
-	if !ok {
-		return data
-	}
-	quoted, _ := json.Marshal(name)
-	// The id is encoded before the result or error, so the first match is it.
-	return bytes.Replace(data, quoted, raw, 1)
-}
 
 // exactInt reports whether id is an integer the SDK echoes byte for byte: below 2^53,
 // with no sign on a zero, no leading zero, exponent or fraction.
@@ -408,37 +376,58 @@ func exactInt(id []byte) bool {
 	return true
 }
 
-// topLevelID finds the value of the first top-level "id" member of msg, a valid JSON
-// object: msg[start:end] are its bytes. It scans no further than that member, as
-// idSpan does, without a decoder.
+// topLevelID finds the value of the first top-level "id" member of msg, a JSON object:
+// msg[start:end] are its bytes. It scans no further than that member, without a
+// decoder, so it also reads the id from the first bytes of a message cut off after it
+// (leadingID). The one id scanner of both transports.
 func topLevelID(msg []byte) (start, end int, ok bool) {
+	members(msg, func(key []byte, vs, ve int) bool {
+		if isIDKey(key) {
+			start, end, ok = vs, ve, true
+			return false
+		}
+		return true
+	})
+	return start, end, ok
+}
+
+// members calls each with every top-level member of the JSON object msg in turn (its
+// key as written, quotes included, and its value's bounds in msg) until each returns
+// false, and reports whether it read the object to its end.
+func members(msg []byte, each func(key []byte, start, end int) bool) bool {
 	i := skipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
-		return 0, 0, false
+		return false
 	}
-	i++
+	i = skipSpace(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return true
+	}
 	for {
 		i = skipSpace(msg, i)
 		if i >= len(msg) || msg[i] != '"' {
-			return 0, 0, false
+			return false
 		}
 		ks := i
 		if i = skipJSONString(msg, i); i < 0 {
-			return 0, 0, false
+			return false
 		}
 		key := msg[ks:i]
 		if i = skipSpace(msg, i); i >= len(msg) || msg[i] != ':' {
-			return 0, 0, false
+			return false
 		}
 		vs := skipSpace(msg, i+1)
 		if i = skipJSONValue(msg, vs); i < 0 {
-			return 0, 0, false
+			return false
 		}
-		if isIDKey(key) {
-			return vs, i, true
+		if !each(key, vs, i) {
+			return false
 		}
-		if i = skipSpace(msg, i); i >= len(msg) || msg[i] != ',' {
-			return 0, 0, false
+		if i = skipSpace(msg, i); i < len(msg) && msg[i] == '}' {
+			return true
+		}
+		if i >= len(msg) || msg[i] != ',' {
+			return false
 		}
 		i++
 	}

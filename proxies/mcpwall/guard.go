@@ -6,13 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/proxies/hub"
 )
 
 // MaxMessageBytes is the largest JSON-RPC message the wall accepts.
@@ -33,6 +34,11 @@ type GuardedTransport struct {
 	MaxBytes int
 	// OnReject, if set, is told about every rejected line.
 	OnReject func(reason string)
+	// Hub, when set, is the hub whose tools the server serves (NewServer(Hub,
+	// Transport)): the guard then answers a plain tools/call of one of them itself, the
+	// same as the SDK would, in a fraction of the time (fastcall.go).
+	Hub       *hub.Hub
+	Transport string
 }
 
 // Connect returns the guard as the SDK's connection over In and Out (guardConn).
@@ -41,7 +47,11 @@ func (t *GuardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if max <= 0 {
 		max = MaxMessageBytes
 	}
-	return newGuardConn(t.In, t.Out, max, t.OnReject), nil
+	c := newGuardConn(t.In, t.Out, max, t.OnReject)
+	if t.Hub != nil {
+		c.fast = &fastCalls{hub: t.Hub, transport: t.Transport}
+	}
+	return c, nil
 }
 
 // headBytes is how much of an oversized message is kept to find its id in.
@@ -107,35 +117,11 @@ func validID(id json.RawMessage) json.RawMessage {
 // leadingID reads the id of a message from its first bytes (the rest may be cut off):
 // the value of the top-level "id" member if it comes before the cut, else nil.
 func leadingID(head []byte) json.RawMessage {
-	start, end, ok := idSpan(head)
+	start, end, ok := topLevelID(head)
 	if !ok {
 		return nil
 	}
 	return head[start:end]
-}
-
-// idSpan finds the value of the first top-level "id" member of a JSON object:
-// msg[start:end] are its bytes. It reads no further than that member.
-func idSpan(msg []byte) (start, end int, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return 0, 0, false
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return 0, 0, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return 0, 0, false
-		}
-		if key == "id" {
-			end := int(dec.InputOffset())
-			return end - len(v), end, true
-		}
-	}
-	return 0, 0, false
 }
 
 // The SDK holds a request id as an int64 or a string, and reads a JSON number through a
@@ -161,68 +147,66 @@ func newIDTable() *idTable {
 	return &idTable{aliases: map[string]json.RawMessage{}, pending: map[jsonrpc.ID]bool{}}
 }
 
-// exactID matches the numbers the SDK echoes byte for byte: integers below 2^53.
-var exactID = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,14})$`)
+// aliasPrefix starts every alias the guard hands the SDK: a NUL, which no id a client
+// sends as JSON text carries unescaped in this form.
+const aliasPrefix = "\x00chaos-id:"
 
-// alias returns msg with its id replaced by an alias when the SDK would not echo it as sent.
-func (t *idTable) alias(msg []byte) []byte {
+// alias gives the request msg (one JSON object, as the client wrote it) an alias for its
+// id when the SDK would not echo that id byte for byte: msg[start:end] is the id and
+// name its alias, "" when it needs none. Both transports call it: the stream guard
+// hands the SDK a request with the alias as its id (aliasRequest), /mcp a body with the
+// alias's JSON in place of the id (GuardHTTP).
+func (t *idTable) alias(msg []byte) (name string, start, end int) {
 	start, end, ok := topLevelID(msg)
 	if !ok {
-		return msg
+		return "", 0, 0
 	}
 	id := msg[start:end]
-	if len(id) == 0 || id[0] == 'n' || exactID.Match(id) || id[0] == '"' && !bytes.ContainsRune(id, '\\') {
-		return msg
+	if len(id) == 0 || id[0] == 'n' || exactInt(id) || id[0] == '"' && bytes.IndexByte(id, '\\') < 0 {
+		return "", 0, 0
 	}
 	t.mu.Lock()
 	t.next++
-	name := fmt.Sprintf("\x00chaos-id:%d", t.next)
+	name = aliasPrefix + strconv.Itoa(t.next)
 	t.aliases[name] = append(json.RawMessage(nil), id...)
 	t.mu.Unlock()
-	quoted, _ := json.Marshal(name)
-	out := make([]byte, 0, len(msg)+len(quoted))
-	out = append(append(append(out, msg[:start]...), quoted...), msg[end:]...)
-	return out
+	return name, start, end
 }
 
-// restore returns msg with an aliased id put back as the client wrote it.
-func (t *idTable) restore(msg []byte) []byte {
+// aliasRequest gives req, read from line, its alias as its id (see alias).
+func (t *idTable) aliasRequest(req *jsonrpc.Request, line []byte) {
+	if name, _, _ := t.alias(line); name != "" {
+		id, _ := jsonrpc.MakeID(name)
+		req.ID = id
+	}
+}
+
+// restore returns data, an encoded answer (or a part of an event stream) to the request
+// aliased as name, with the client's own id in place of the alias's JSON: the first n
+// of them (n < 0: all). forget drops the alias: its answer is complete.
+func (t *idTable) restore(name string, data []byte, n int, forget bool) []byte {
+	if len(name) < len(aliasPrefix) || name[:len(aliasPrefix)] != aliasPrefix {
+		return data
+	}
 	t.mu.Lock()
-	n := len(t.aliases)
-	t.mu.Unlock()
-	if n == 0 {
-		return msg
+	raw, ok := t.aliases[name]
+	if forget {
+		delete(t.aliases, name)
 	}
-	start, end, ok := idSpan(msg)
-	if !ok || msg[start] != '"' {
-		return msg
-	}
-	var name string
-	if json.Unmarshal(msg[start:end], &name) != nil {
-		return msg
-	}
-	t.mu.Lock()
-	id, ok := t.aliases[name]
-	delete(t.aliases, name)
 	t.mu.Unlock()
 	if !ok {
-		return msg
+		return data
 	}
-	out := make([]byte, 0, len(msg)+len(id))
-	return append(append(append(out, msg[:start]...), id...), msg[end:]...)
+	quoted, _ := json.Marshal(name)
+	return bytes.Replace(data, quoted, raw, n)
 }
 
-// restoreAll puts every alias in p back as the client wrote it: for a response that is
-// not one message, an event stream. An alias holds a NUL, which no other text sent as
-// JSON carries unescaped in this form.
-func (t *idTable) restoreAll(p []byte) []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for name, id := range t.aliases {
-		quoted, _ := json.Marshal(name)
-		p = bytes.ReplaceAll(p, quoted, id)
-	}
-	return p
+// restoreID returns data, the encoded answer to request id, with the client's own id in
+// place of an alias. The id is encoded before the result or error, so the first match
+// is it.
+func (t *idTable) restoreID(id jsonrpc.ID, data []byte) []byte {
+	name, _ := id.Raw().(string)
+	return t.restore(name, data, 1, true)
 }
 
 // read notes a request the SDK has read: it owes the client an answer.

@@ -23,13 +23,14 @@ func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+		var msg jsonrpc.Message
 		var resp []byte
 		var reason string
 		if err != nil {
 			reason = fmt.Sprintf("message too large or unreadable: %v", err)
 			resp = errorResponse(leadingID(body[:min(len(body), headBytes)]), -32600, reason)
 		} else {
-			resp, reason = CheckMessage(body)
+			msg, resp, reason = decodeLine(body)
 		}
 		if resp != nil {
 			h.RecordError("http", reason)
@@ -38,17 +39,21 @@ func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
 			w.Write(resp)
 			return
 		}
-		// One message per POST: an id the SDK would alter gets an alias of its own, put
-		// back in whatever the SDK answers (JSON or an event stream).
-		ids := newIDTable()
+		// One message per POST: a request whose id the SDK would alter goes with an
+		// alias in its place, put back in whatever the SDK answers (JSON or an event
+		// stream), as on a stream (idTable).
 		sent := body
-		body = ids.alias(body)
+		var out http.ResponseWriter = w
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			ids := newIDTable()
+			if name, start, end := ids.alias(body); name != "" {
+				quoted, _ := json.Marshal(name)
+				body = append(append(append(make([]byte, 0, len(body)+len(quoted)), body[:start]...), quoted...), body[end:]...)
+				out = &restoreIDWriter{ResponseWriter: w, ids: ids, name: name}
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		var out http.ResponseWriter = w
-		if len(ids.aliases) > 0 {
-			out = &restoreIDWriter{ResponseWriter: w, ids: ids}
-		}
 		pw := &plainErrorWriter{ResponseWriter: out}
 		next.ServeHTTP(pw, r)
 		if pw.plain {
@@ -62,7 +67,8 @@ func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
 // restoreIDWriter puts the client's id back where the SDK wrote its alias.
 type restoreIDWriter struct {
 	http.ResponseWriter
-	ids *idTable
+	ids  *idTable
+	name string
 }
 
 func (w *restoreIDWriter) WriteHeader(code int) {
@@ -71,7 +77,7 @@ func (w *restoreIDWriter) WriteHeader(code int) {
 }
 
 func (w *restoreIDWriter) Write(p []byte) (int, error) {
-	if _, err := w.ResponseWriter.Write(w.ids.restoreAll(p)); err != nil {
+	if _, err := w.ResponseWriter.Write(w.ids.restore(w.name, p, -1, false)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -102,7 +102,7 @@ func (s *StreamServer) accept() {
 // serve is one MCP session on conn, as ServeStdio serves one on a process's stdio.
 func (s *StreamServer) serve(conn net.Conn) {
 	h := s.hub
-	t := &mcpwall.GuardedTransport{In: conn, Out: conn, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
+	t := &mcpwall.GuardedTransport{In: conn, Out: conn, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Hub: h, Transport: "stdio"}
 	// An error here is the stream's end (the relay killed with its agent, or Close): no
 	// call is lost with it, since every call is recorded by Hub.Call before it is answered.
 	mcpwall.Run(s.ctx, mcpwall.NewServer(h, "stdio"), t)

@@ -56,7 +56,7 @@ func TestDurability(t *testing.T) {
 	workerA.Kill()
 	killed := time.Now()
 	t.Logf("killed worker A while %d trial(s) ran: %v", len(running), running)
-	// Worker A's agents, and all they started, go with it (chaos reap), before worker B
+	// Worker A's agents, and all they started, go with it (their reaper), before worker B
 	// starts any agent of its own.
 	var left []string
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,4 +1,8 @@
-package activities
+// Package reap runs an agent's command so that nothing the agent starts outlives it, nor
+// the worker that started it (Linux: a child subreaper). The worker runs it as
+// `chaos-relay reap` (a small static binary that starts in a millisecond) or, without a
+// relay, `chaos reap`; it imports only the standard library.
+package reap
 
 import (
 	"errors"
@@ -9,64 +13,81 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// reaping says whether RunAgent starts the agent under `chaos reap`.
-const reaping = true
+// Supported says whether this system has child subreapers and parent-death signals.
+const Supported = true
 
-// reapParentGone is the signal the reaper gets when the worker that started it dies.
-const reapParentGone = syscall.SIGUSR1
+// ParentGone is the signal the reaper gets when the worker that started it dies.
+const ParentGone = syscall.SIGUSR1
 
-// reapKillAll is the signal the worker sends the reaper when the agent's grace period is
+// KillAll is the signal the worker sends the reaper when the agent's grace period is
 // over: the reaper kills every process the agent started, with SIGKILL, and ends. The
 // worker never SIGKILLs the reaper first: that would free whatever the agent left to live
 // on under init, the very thing the reaper is there to prevent.
-const reapKillAll = syscall.SIGUSR2
+const KillAll = syscall.SIGUSR2
 
-// killAll asks the reaper (pid) to kill everything under it.
-func killAll(reaper int) { syscall.Kill(reaper, reapKillAll) }
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2).
+const prSetChildSubreaper = 36
 
-// reaperAttr starts the reaper as the leader of the agent's process group (the worker
-// signals the group, as it would the agent's shell) and has the kernel send it
-// reapParentGone when the worker dies.
-func reaperAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: reapParentGone}
+// Attr starts the reaper as the leader of the agent's process group (the worker signals
+// the group, as it would the agent's shell) and has the kernel send it ParentGone when the
+// worker dies.
+func Attr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: ParentGone}
 }
 
-// Reap runs argv (the agent's `sh -c COMMAND`) and sees to it that no process the agent
-// starts outlives it, and that none outlives the worker: it is what `chaos reap` does,
-// between the worker and the agent.
+// Main is a reaper's command line after its name ([--parent PID] [--] COMMAND...), as
+// `chaos reap` and `chaos-relay reap` take it; it runs Run and returns the exit code
+// (2 for a bad command line).
+func Main(args []string, name string) int {
+	parent := 0
+	if len(args) > 1 && args[0] == "--parent" {
+		p, err := strconv.Atoi(args[1])
+		if err != nil || p <= 0 {
+			os.Stderr.WriteString(name + ": --parent " + strconv.Quote(args[1]) + ": want the worker's process id\n")
+			return 2
+		}
+		parent, args = p, args[2:]
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	return Run(name, parent, args)
+}
+
+// Run runs argv (the agent's `sh -c COMMAND`) and sees to it that no process the agent
+// starts outlives it, and that none outlives the worker: it is what the reaper does, between
+// the worker and the agent.
 //
-//	worker ──> chaos reap (group leader, child subreaper) ──> sh -c COMMAND ──> ...
+//	worker ──> chaos-relay reap (group leader, child subreaper) ──> sh -c COMMAND ──> ...
 //
 // As a child subreaper it inherits every process the agent orphans, in its group or not
 // (a daemon that called setsid too). When the agent's shell exits it kills all of them,
 // as the worker kills what a shell leaves in its group; when the worker dies (the kernel
-// sends reapParentGone) or the worker's grace period is over (reapKillAll) it kills them
+// sends ParentGone) or the worker's grace period is over (KillAll) it kills them
 // at once, whatever they did with signals, sessions or process groups. SIGTERM, SIGINT and
 // SIGHUP reach the agent through the group; the reaper passes them on to the processes
 // that left the group (a daemon may want to clean up) and waits for the shell.
 // It ends as the shell ended: the same exit code, or the same signal. parent is the pid
 // of the worker that started it (0: not known); when the reaper's parent is no longer
 // that process by the time it runs, the worker died before the kernel could tell it.
-func Reap(parent int, argv []string) int {
+func Run(name string, parent int, argv []string) int {
 	if len(argv) == 0 {
-		os.Stderr.WriteString("chaos reap: give the command to run after --\n")
+		os.Stderr.WriteString(name + ": give the command to run after --\n")
 		return 2
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		os.Stderr.WriteString("chaos reap: cannot become a child subreaper: " + err.Error() + "\n")
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		os.Stderr.WriteString(name + ": cannot become a child subreaper: " + errno.Error() + "\n")
 	}
 	// Caught, not ignored: a caught signal is reset for the agent by exec, an ignored one
 	// would stay ignored in it.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, reapParentGone, reapKillAll)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, ParentGone, KillAll)
 
 	if parent > 0 && os.Getppid() != parent {
 		// The worker died before this process could hear of it: start nothing.
-		os.Stderr.WriteString("chaos reap: the worker that started this agent is gone\n")
+		os.Stderr.WriteString(name + ": the worker that started this agent is gone\n")
 		return 128 + int(syscall.SIGKILL)
 	}
 
@@ -75,7 +96,7 @@ func Reap(parent int, argv []string) int {
 	// The shell goes if the reaper is killed outright (SIGKILL leaves it no time).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		os.Stderr.WriteString("chaos reap: " + err.Error() + "\n")
+		os.Stderr.WriteString(name + ": " + err.Error() + "\n")
 		return 127
 	}
 	done := make(chan struct{})
@@ -87,7 +108,7 @@ wait:
 			break wait
 		case s := <-sigs:
 			switch s {
-			case reapParentGone, reapKillAll:
+			case ParentGone, KillAll:
 				// The worker is gone, or done waiting: everything goes, the shell too.
 				// killOrphans may reap the shell before cmd.Wait does, so its state is
 				// not read here.
@@ -119,7 +140,7 @@ func killOrphans() {
 	for {
 		// The whole tree, not only children: a grandchild is killed now rather than
 		// after its parent's death hands it over.
-		for _, pid := range readProcs().descendants(self) {
+		for _, pid := range descendantsOf(self) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		reaped := false
@@ -155,20 +176,37 @@ func outsideGroup(sig syscall.Signal) {
 	}
 }
 
-// childrenOf lists the processes whose parent is pid, from /proc.
-func childrenOf(pid int) []int {
+type procStat struct{ ppid, pgrp int }
+
+type procTable map[int]procStat
+
+// descendantsOf lists the processes under pid, children first, from each task's list of
+// children (/proc/PID/task/TID/children): a few reads for the agent's own tree, where
+// reading every process's stat costs a read of each process on the machine. Where the
+// kernel has no such lists, it reads them all. A list may miss a process that is being
+// born or reparented; killOrphans goes round again while it has children.
+func descendantsOf(pid int) []int {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err != nil {
+		return readProcs().descendants(pid)
+	}
 	var out []int
-	for p, st := range readProcs() {
-		if st.ppid == pid {
-			out = append(out, p)
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/children")
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
 		}
 	}
 	return out
 }
-
-type procStat struct{ ppid, pgrp int }
-
-type procTable map[int]procStat
 
 // readProcs reads the parent and process group of every process from /proc.
 func readProcs() procTable {

@@ -1,0 +1,160 @@
+package mcpwall_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/mcpwall"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+)
+
+// fastScript is a session whose calls the guard answers itself where it can, and leaves
+// to the SDK where it must: every line is a message, each answered in turn.
+var fastScript = []string{
+	callMsg(1, "update_ticket", `{"field":"priority","value":"urgent"}`), // before initialize: the SDK refuses it
+	initializeMsg(2),
+	initializedMsg,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	callMsg(4, "read_email", `{}`),
+	callMsg(5, "update_ticket", `{"field":"priority","value":"urgent"}`),
+	callMsg(6, "update_ticket", `{"field":"priority","value":"urgent"}`),
+	callMsg(7, "update_ticket", `{"field":"assignee","value":"payments"}`),
+	callMsg(8, "read_email", `{"name":"x"}`),
+	callMsg(9, "update_ticket", `{"field":"priority"}`),                      // bad arguments
+	callMsg(10, "update_ticket", `{"field":"priority","value":7,"extra":1}`), // bad arguments
+	callMsg(11, "no_such_tool", `{}`),                                        // the SDK's, through UnknownTools
+	`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"read_email"}}`,
+	`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"read_email","arguments":null}}`,
+	`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"arguments":{},"name":"read_email"}}`,
+	`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"read_email","arguments":{},"_meta":{"progressToken":"p"}}}`,
+	`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"read_email","name":"update_ticket","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"upd\u0061te_ticket","arguments":{"field":"priority","value":"low"}}}`,
+	`{"jsonrpc":"2.0","id":1.50,"method":"tools/call","params":{"name":"read_email","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":"s\u0041","method":"tools/call","params":{"name":"read_email","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":5}}`,
+	`{"jsonrpc":"2.0","id":19,"method":"tools/call","params":[]}`,
+	`{"jsonrpc":"2.0","id":20,"method":"ping"}`,
+}
+
+// TestFastCallSameAnswers: for every condition of the example spec, a session whose
+// plain tool calls the guard answers itself (GuardedTransport.Hub) gets the same answers,
+// byte for byte, and leaves the same record (but for the times) and the same counts of
+// calls, faults and contacts (what tells no_tool_call from wall_not_reached) as the same session
+// answered by the SDK alone; and the guard did answer calls itself.
+func TestFastCallSameAnswers(t *testing.T) {
+	s, err := spec.Load(walltest.ExampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conds {
+		t.Run(c.ID, func(t *testing.T) {
+			sdkHub, sdkRecord := walltest.NewTrial(t, c.ID)
+			fastHub, fastRecord := walltest.NewTrial(t, c.ID)
+			before := mcpwall.FastAnswered()
+			sdk := runScript(t, sdkHub, false)
+			if n := mcpwall.FastAnswered() - before; n != 0 {
+				t.Fatalf("without a hub the guard answered %d calls itself", n)
+			}
+			fast := runScript(t, fastHub, true)
+			if n := mcpwall.FastAnswered() - before; n < 8 {
+				t.Errorf("the guard answered %d calls itself, want at least 8: the fast path was not taken", n)
+			}
+			for i := range fastScript {
+				if sdk[i] != fast[i] {
+					t.Errorf("%s\n the SDK answers %s\n the guard answers %s", fastScript[i], sdk[i], fast[i])
+				}
+			}
+			if a, b := sdkHub.Stats(), fastHub.Stats(); a != b {
+				t.Errorf("the SDK's session leaves the hub's counts %+v, the guard's %+v", a, b)
+			}
+			sdkHub.Close("test over")
+			fastHub.Close("test over")
+			a, b := recordRows(t, sdkRecord), recordRows(t, fastRecord)
+			if len(a) != len(b) {
+				t.Fatalf("the SDK's session recorded %d rows, the guard's %d", len(a), len(b))
+			}
+			for i := range a {
+				if a[i] != b[i] {
+					t.Errorf("record row %d:\n the SDK's session %s\n the guard's       %s", i, a[i], b[i])
+				}
+			}
+		})
+	}
+}
+
+// runScript sends fastScript to the hub's stdio wall a line at a time, each answered
+// before the next (the notification is not answered), and returns the answers.
+func runScript(t *testing.T, h *hub.Hub, fast bool) []string {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	tr := &mcpwall.GuardedTransport{In: inR, Out: outW}
+	if fast {
+		tr.Hub, tr.Transport = h, "stdio"
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	var answers []string
+	for _, msg := range fastScript {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, `"id"`) {
+			answers = append(answers, "")
+			continue
+		}
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", msg, err)
+		}
+		answers = append(answers, line)
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Minute):
+		t.Fatal("the wall did not end after its input did")
+	}
+	return answers
+}
+
+// recordRows is the record's rows as JSON, without their times.
+func recordRows(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r record.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("record line %q: %v", line, err)
+		}
+		r.Time = time.Time{}
+		j, _ := json.Marshal(r)
+		out = append(out, string(j))
+	}
+	return out
+}
