@@ -19,6 +19,19 @@ type blindRuns struct {
 	env       []string
 }
 
+// clientRuns is the set-up of a test of a real client from tests/js (name: its command in
+// node_modules/.bin) as the agent of an example: the client's path, the stand-in model
+// playing script (in tests/model/testdata) and its URL, and the example's runs.
+func clientRuns(t *testing.T, name, script, example string) (bin, standin string, runs *blindRuns) {
+	t.Helper()
+	bin = filepath.Join(jsDir, "node_modules", ".bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is not installed in tests/js (npm ci --prefix tests/js): %v", name, err)
+	}
+	standin = startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", script))
+	return bin, standin, newBlindRuns(t, filepath.Join(repoRoot, "examples", example), testEnv(t))
+}
+
 // newBlindRuns reads the spec at path for runs with the environment env.
 func newBlindRuns(t *testing.T, path string, env []string) *blindRuns {
 	t.Helper()

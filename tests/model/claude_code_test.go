@@ -1,8 +1,6 @@
 package model
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -16,12 +14,7 @@ import (
 //     refusals under permission_denials): no_verdict (tools_refused) with what to change,
 //     no rate, exit 4.
 func TestClaudeCode(t *testing.T) {
-	claude := filepath.Join(jsDir, "node_modules", ".bin", "claude")
-	if _, err := os.Stat(claude); err != nil {
-		t.Fatalf("claude is not installed in tests/js (npm ci --prefix tests/js): %v", err)
-	}
-	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "claude-code.script.yaml"))
-	runs := newBlindRuns(t, filepath.Join(repoRoot, "examples", "support-ticket-claude-code.yaml"), testEnv(t))
+	claude, standin, runs := clientRuns(t, "claude", "claude-code.script.yaml", "support-ticket-claude-code.yaml")
 	// The example as a user would run it, with claude from tests/js, a home of its own
 	// and the stand-in as its model.
 	spec := func(name string, more ...string) string {

@@ -23,12 +23,7 @@ import (
 //     whose approval policy is never, refuses every call: "MCP tool call requires
 //     approval"): no_verdict (tools_refused) with what to change, no rate, exit 4.
 func TestCodex(t *testing.T) {
-	codex := filepath.Join(jsDir, "node_modules", ".bin", "codex")
-	if _, err := os.Stat(codex); err != nil {
-		t.Fatalf("codex is not installed in tests/js (npm ci --prefix tests/js): %v", err)
-	}
-	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "codex.script.yaml"))
-	runs := newBlindRuns(t, filepath.Join(repoRoot, "examples", "support-ticket-codex.yaml"), testEnv(t))
+	codex, standin, runs := clientRuns(t, "codex", "codex.script.yaml", "support-ticket-codex.yaml")
 	// The example as a user would run it, with codex from tests/js, a home of its own
 	// whose config.toml names the stand-in as the model provider.
 	spec := func(name string, more ...string) string {
