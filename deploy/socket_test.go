@@ -85,7 +85,7 @@ func TestComposeConfig(t *testing.T) {
 // container and on the host, which is what lets the engine mount the sandbox, the hub's
 // sockets, the relay and the chaos binary the worker names. The reference agents must
 // give their true verdicts (blind: clean correct, phantom_success silent_wrong;
-// verifying: clean correct, phantom_success reported_honestly), and no container of the
+// verifying, which reads its writes back and writes again: correct on both), and no container of the
 // run may be left.
 func TestWorkerContainerStartsAgents(t *testing.T) {
 	if testing.Short() {
@@ -155,7 +155,7 @@ func TestWorkerContainerStartsAgents(t *testing.T) {
 	}
 	want := map[string]string{
 		"agent=blind/clean": "correct", "agent=blind/phantom_success@update_ticket": "silent_wrong",
-		"agent=verifying/clean": "correct", "agent=verifying/phantom_success@update_ticket": "reported_honestly",
+		"agent=verifying/clean": "correct", "agent=verifying/phantom_success@update_ticket": "correct",
 	}
 	got := map[string]string{}
 	for _, tr := range trials {
