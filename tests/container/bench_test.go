@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -190,22 +191,41 @@ func medianF(v []float64) float64 {
 
 // BenchmarkContainerPhases is where a container's part of an agent's start-up goes, step
 // by step, with the container the docker runtime makes (container.Client.Start: the same
-// limits, mounts of the host's folders and the relay as its first process) and an agent
-// that does nothing (`sh -c true`): the engine's create, attach and start, the run to the
-// exit (the relay, sh, its end, the engine noticing), and the removal. Against the same
-// `sh -c true` started as a process on the host in the same run.
+// limits, the relay as its first process) and an agent that does nothing (`sh -c true`):
+// the engine's create, attach and start, the run to the exit (the relay, sh, its end, the
+// engine noticing), and the removal; against the same `sh -c true` started as a process
+// on the host in the same run. Two arms: "host-mounts" borrows the host's sh and its
+// libraries (/usr, /lib, /lib64, /bin, /etc/ssl mounted, as the tests' agents do);
+// "static-sh" mounts only the relay, a static busybox as /bin/sh and the sandbox, which
+// tells what the host's folders and a dynamic sh cost.
 func BenchmarkContainerPhases(b *testing.B) {
 	cli := needDocker(b)
 	relay := stdio.FindRelay(chaosBin)
 	if relay == "" {
 		b.Fatalf("no chaos-relay next to %s", chaosBin)
 	}
-	mounts := []container.Mount{{Source: relay, Target: "/chaos/relay"}}
-	for _, m := range hostMounts {
-		mounts = append(mounts, container.Mount{Source: m, Target: m})
-	}
 	sandbox := b.TempDir()
-	mounts = append(mounts, container.Mount{Source: sandbox, Target: sandbox, Writable: true})
+	base := []container.Mount{{Source: relay, Target: "/chaos/relay"}, {Source: sandbox, Target: sandbox, Writable: true}}
+	hostArm := append([]container.Mount{}, base...)
+	for _, m := range hostMounts {
+		hostArm = append(hostArm, container.Mount{Source: m, Target: m})
+	}
+	arms := []struct {
+		name   string
+		mounts []container.Mount
+	}{{"host-mounts", hostArm}}
+	if busybox, err := exec.LookPath("busybox"); err == nil && staticELF(busybox) {
+		arms = append(arms, struct {
+			name   string
+			mounts []container.Mount
+		}{"static-sh", append(append([]container.Mount{}, base...), container.Mount{Source: busybox, Target: "/bin/sh"})})
+	}
+	for _, arm := range arms {
+		b.Run(arm.name, func(b *testing.B) { containerPhases(b, cli, arm.mounts, sandbox) })
+	}
+}
+
+func containerPhases(b *testing.B, cli *container.Client, mounts []container.Mount, sandbox string) {
 	var create, attach, start, toExit, remove, total, proc []time.Duration
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
@@ -248,6 +268,21 @@ func BenchmarkContainerPhases(b *testing.B) {
 	b.ReportMetric(ms(total)-ms(proc), "added-ms")
 	b.Logf("median of %d: create %.0f ms, attach %.0f ms, start %.0f ms, start to exit %.0f ms, remove %.0f ms: container %.0f ms against %.1f ms for the same sh -c true as a process",
 		len(total), ms(create), ms(attach), ms(start), ms(toExit), ms(remove), ms(total), ms(proc))
+}
+
+// staticELF says the file is an ELF executable that needs no dynamic loader.
+func staticELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
 }
 
 type nopCloser struct{ io.Writer }
