@@ -91,11 +91,17 @@ type Exit struct {
 	Err  error
 }
 
+// Timing is how long the engine took over each step of Start: where an agent's
+// start-up goes (tests/container BenchmarkContainerPhases).
+type Timing struct{ Create, Attach, Start time.Duration }
+
 // Container is a started agent container.
 type Container struct {
-	ID   string
-	api  *client.Client
-	exit chan Exit
+	ID string
+	// Timing is what its start took, step by step.
+	Timing Timing
+	api    *client.Client
+	exit   chan Exit
 	// copied is closed when the container's output has been copied out.
 	copied chan struct{}
 }
@@ -145,11 +151,14 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 		AttachStdout:    true,
 		AttachStderr:    true,
 	}
+	t0 := time.Now()
 	created, err := c.api.ContainerCreate(ctx, conf, host, &network.NetworkingConfig{}, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("docker: create the agent's container from %s: %w", cfg.Image, err)
 	}
 	k := &Container{ID: created.ID, api: c.api, exit: make(chan Exit, 1), copied: make(chan struct{})}
+	k.Timing.Create = time.Since(t0)
+	t0 = time.Now()
 	fail := func(err error) (*Container, error) {
 		k.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -158,6 +167,7 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 	if err != nil {
 		return fail(fmt.Errorf("docker: attach to the agent's container: %w", err))
 	}
+	k.Timing.Attach = time.Since(t0)
 	// Waiting starts before the container does, so its exit is never missed; the wait
 	// outlives ctx (the activity's), which may be cancelled while the agent is stopped.
 	waitCtx, stopWait := context.WithCancel(context.WithoutCancel(ctx))
@@ -169,11 +179,13 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 		stdout.Close()
 		stderr.Close()
 	}()
+	t0 = time.Now()
 	if err := c.api.ContainerStart(ctx, k.ID, container.StartOptions{}); err != nil {
 		stopWait()
 		att.Close()
 		return fail(fmt.Errorf("docker: start the agent's container: %w", err))
 	}
+	k.Timing.Start = time.Since(t0)
 	go func() {
 		defer stopWait()
 		select {

@@ -64,7 +64,7 @@ type Server struct {
 
 type plan struct {
 	Spec, SpecHash, Name string
-	Args           []string
+	Args                 []string
 }
 
 type started struct {
@@ -72,6 +72,16 @@ type started struct {
 	done         chan struct{}
 	exit         int
 	err          string
+}
+
+// finished says whether the run has ended; exit and err are set once it has.
+func (r *started) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // New returns the server; Run serves it.
@@ -331,11 +341,10 @@ func (s *Server) runStatus(_ context.Context, _ *mcp.CallToolRequest, in runIn) 
 	if r == nil {
 		return nil, st, nil // a folder with its verdicts: a finished run
 	}
-	select {
-	case <-r.done:
+	if r.finished() {
 		code := r.exit
 		st.ExitCode, st.Error = &code, r.err
-	default:
+	} else {
 		st.State = "running"
 	}
 	if b, err := os.ReadFile(r.Log); err == nil {
@@ -359,12 +368,8 @@ func (s *Server) runResults(_ context.Context, _ *mcp.CallToolRequest, in runIn)
 	if err != nil {
 		return nil, ResultsOut{}, err
 	}
-	if r != nil {
-		select {
-		case <-r.done:
-		default:
-			return nil, ResultsOut{}, fmt.Errorf("run %s is still running (run_status follows it)", in.Run)
-		}
+	if r != nil && !r.finished() {
+		return nil, ResultsOut{}, fmt.Errorf("run %s is still running (run_status follows it)", in.Run)
 	}
 	run, err := report.LoadRun(folder)
 	if err != nil {
@@ -432,4 +437,3 @@ func token() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-

@@ -23,19 +23,26 @@ func (slowHeartbeats) RecordActivityTaskHeartbeat(ctx context.Context, _ *workfl
 	return nil, ctx.Err()
 }
 
-// TestClientOptionsReachTheHeartbeat checks the interceptor sits in the SDK client's own
-// chain: a heartbeat RPC that runs out of its deadline against a real gRPC server comes
-// back as no error through a client made with ClientOptions, and as an error without.
-func TestClientOptionsReachTheHeartbeat(t *testing.T) {
+// stubFrontend serves srv as the Temporal frontend on a port of 127.0.0.1 until the test
+// ends, and returns its address.
+func stubFrontend(t *testing.T, srv workflowservice.WorkflowServiceServer) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
-	workflowservice.RegisterWorkflowServiceServer(srv, slowHeartbeats{})
-	go srv.Serve(l)
-	t.Cleanup(srv.Stop)
+	g := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(g, srv)
+	go g.Serve(l)
+	t.Cleanup(g.Stop)
+	return l.Addr().String()
+}
 
+// heartbeatWithAndWithout makes a heartbeat through a client of addr made with
+// ClientOptions, which must return no error, and through one made without, which must
+// return one: the interceptor is what makes the difference.
+func heartbeatWithAndWithout(t *testing.T, addr, what string, heartbeat func(context.Context, client.Client) error) {
+	t.Helper()
 	for _, tt := range []struct {
 		name    string
 		opts    func(client.Options) client.Options
@@ -45,19 +52,31 @@ func TestClientOptionsReachTheHeartbeat(t *testing.T) {
 		{"without", func(o client.Options) client.Options { return o }, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := client.NewLazyClient(tt.opts(client.Options{HostPort: l.Addr().String()}))
+			c, err := client.NewLazyClient(tt.opts(client.Options{HostPort: addr}))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			_, err = c.WorkflowService().RecordActivityTaskHeartbeat(ctx, &workflowservice.RecordActivityTaskHeartbeatRequest{TaskToken: []byte("t")})
+			err = heartbeat(ctx, c)
+			t.Logf("%s: %v", tt.name, err)
 			if (err != nil) != tt.wantErr {
-				t.Errorf("heartbeat past its deadline: error %v, want an error: %v", err, tt.wantErr)
+				t.Errorf("%s: error %v, want an error: %v", what, err, tt.wantErr)
 			}
 		})
 	}
+}
+
+// TestClientOptionsReachTheHeartbeat checks the interceptor sits in the SDK client's own
+// chain: a heartbeat RPC that runs out of its deadline against a real gRPC server comes
+// back as no error through a client made with ClientOptions, and as an error without.
+func TestClientOptionsReachTheHeartbeat(t *testing.T) {
+	addr := stubFrontend(t, slowHeartbeats{})
+	heartbeatWithAndWithout(t, addr, "heartbeat past its deadline", func(ctx context.Context, c client.Client) error {
+		_, err := c.WorkflowService().RecordActivityTaskHeartbeat(ctx, &workflowservice.RecordActivityTaskHeartbeatRequest{TaskToken: []byte("t")})
+		return err
+	})
 }
 
 // busyHeartbeats answers every heartbeat as a busy server does (the workflow's lock
@@ -80,37 +99,10 @@ func (b busyHeartbeats) RecordActivityTaskHeartbeat(context.Context, *workflowse
 func TestBusyServerHeartbeat(t *testing.T) {
 	for _, code := range []codes.Code{codes.ResourceExhausted, codes.Aborted, codes.Unknown, codes.Internal} {
 		t.Run(code.String(), func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := grpc.NewServer()
-			workflowservice.RegisterWorkflowServiceServer(srv, busyHeartbeats{code: code})
-			go srv.Serve(l)
-			t.Cleanup(srv.Stop)
-			for _, tt := range []struct {
-				name    string
-				opts    func(client.Options) client.Options
-				wantErr bool
-			}{
-				{"with ClientOptions", ClientOptions, false},
-				{"without", func(o client.Options) client.Options { return o }, true},
-			} {
-				t.Run(tt.name, func(t *testing.T) {
-					c, err := client.NewLazyClient(tt.opts(client.Options{HostPort: l.Addr().String()}))
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
-					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-					defer cancel()
-					err = c.RecordActivityHeartbeat(ctx, []byte("t"))
-					t.Logf("%s: %v", tt.name, err)
-					if (err != nil) != tt.wantErr {
-						t.Errorf("heartbeat to a busy server: error %v, want an error: %v", err, tt.wantErr)
-					}
-				})
-			}
+			addr := stubFrontend(t, busyHeartbeats{code: code})
+			heartbeatWithAndWithout(t, addr, "heartbeat to a busy server", func(ctx context.Context, c client.Client) error {
+				return c.RecordActivityHeartbeat(ctx, []byte("t"))
+			})
 		})
 	}
 }

@@ -104,7 +104,7 @@ func faultsRun(opts *FaultsOptions) error {
 			}
 		}
 		if !applies {
-			none = append(none, fmt.Sprintf("%s (needs %s)", f.Name(), f.Eligible()))
+			none = append(none, fmt.Sprintf("%s (%s)", f.Name(), faults.WhyAbsent(s, f)))
 		}
 	}
 	if len(none) > 0 {

@@ -1,14 +1,20 @@
 package container
 
 import (
+	"context"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crashwall/chaos/container"
+	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -109,8 +115,7 @@ func BenchmarkAgentStart(b *testing.B) {
 // wall, the same relay through the mounted socket).
 func BenchmarkRelayCall(b *testing.B) {
 	needDocker(b)
-	node := testkit.Node(b)
-	_ = node
+	testkit.Node(b) // calls.mjs runs on the host's node, in both arms
 	env := testkit.Env(b)
 	type callStats struct{ N, P50, P95 float64 }
 	var got = map[string][]map[string]callStats{}
@@ -143,9 +148,14 @@ func BenchmarkRelayCall(b *testing.B) {
 	b.ReportMetric(hostREST, "host-rest-p50-µs")
 	b.ReportMetric(dockStdio, "container-stdio-p50-µs")
 	b.ReportMetric(dockREST, "container-rest-p50-µs")
+	// The baseline is the stdio wall on the host, measured in the same run: what the
+	// container adds on each way of calling.
 	b.ReportMetric(dockREST-hostStdio, "relay-added-µs/call")
-	b.Logf("p50 per call: host stdio wall %.0f µs, host REST %.0f µs; container stdio wall %.0f µs, container REST through the relay %.0f µs (%.0f µs over the host's stdio wall, %.0f µs over the host's REST)",
-		hostStdio, hostREST, dockStdio, dockREST, dockREST-hostStdio, dockREST-hostREST)
+	b.ReportMetric(dockStdio-hostStdio, "container-stdio-added-µs/call")
+	b.ReportMetric(dockStdio/hostStdio, "container-stdio/host-stdio")
+	b.ReportMetric(dockREST/hostStdio, "container-rest/host-stdio")
+	b.Logf("p50 per call (median over %d runs of 200 calls an arm): host stdio wall %.0f µs, host REST %.0f µs; container stdio wall %.0f µs (+%.0f µs, %.2fx the host's stdio wall), container REST through the relay %.0f µs (+%.0f µs, %.2fx; %.0f µs over the host's REST)",
+		len(got["docker"]), hostStdio, hostREST, dockStdio, dockStdio-hostStdio, dockStdio/hostStdio, dockREST, dockREST-hostStdio, dockREST/hostStdio, dockREST-hostREST)
 	b.Logf("all: %v", got)
 }
 
@@ -178,3 +188,103 @@ func medianF(v []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// BenchmarkContainerPhases is where a container's part of an agent's start-up goes, step
+// by step, with the container the docker runtime makes (container.Client.Start: the same
+// limits, the relay as its first process) and an agent that does nothing (`sh -c true`):
+// the engine's create, attach and start, the run to the exit (the relay, sh, its end, the
+// engine noticing), and the removal; against the same `sh -c true` started as a process
+// on the host in the same run. Two arms: "host-mounts" borrows the host's sh and its
+// libraries (/usr, /lib, /lib64, /bin, /etc/ssl mounted, as the tests' agents do);
+// "static-sh" mounts only the relay, a static busybox as /bin/sh and the sandbox, which
+// tells what the host's folders and a dynamic sh cost.
+func BenchmarkContainerPhases(b *testing.B) {
+	cli := needDocker(b)
+	relay := stdio.FindRelay(chaosBin)
+	if relay == "" {
+		b.Fatalf("no chaos-relay next to %s", chaosBin)
+	}
+	sandbox := b.TempDir()
+	base := []container.Mount{{Source: relay, Target: "/chaos/relay"}, {Source: sandbox, Target: sandbox, Writable: true}}
+	hostArm := append([]container.Mount{}, base...)
+	for _, m := range hostMounts {
+		hostArm = append(hostArm, container.Mount{Source: m, Target: m})
+	}
+	arms := []struct {
+		name   string
+		mounts []container.Mount
+	}{{"host-mounts", hostArm}}
+	if busybox, err := exec.LookPath("busybox"); err == nil && staticELF(busybox) {
+		arms = append(arms, struct {
+			name   string
+			mounts []container.Mount
+		}{"static-sh", append(append([]container.Mount{}, base...), container.Mount{Source: busybox, Target: "/bin/sh"})})
+	}
+	for _, arm := range arms {
+		b.Run(arm.name, func(b *testing.B) { containerPhases(b, cli, arm.mounts, sandbox) })
+	}
+}
+
+func containerPhases(b *testing.B, cli *container.Client, mounts []container.Mount, sandbox string) {
+	var create, attach, start, toExit, remove, total, proc []time.Duration
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		k, err := cli.Start(ctx, container.Config{
+			Image: imageTag, User: "65534:65534", Pids: 512, Mounts: mounts, WorkDir: sandbox,
+			Env: []string{"PATH=/usr/bin:/bin", "HOME=" + sandbox}, Cmd: []string{"/chaos/relay", "serve", "--", "sh", "-c", "true"},
+			Labels: map[string]string{container.LabelManaged: "1", container.LabelRun: "bench-phases"},
+		}, nopCloser{io.Discard}, nopCloser{io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		started := time.Now()
+		if e := <-k.Done(); e.Code != 0 || e.Err != nil {
+			b.Fatalf("the container's sh -c true: exit %d %v", e.Code, e.Err)
+		}
+		exited := time.Now()
+		k.WaitOutput(time.Minute)
+		if err := k.Remove(ctx); err != nil {
+			b.Fatal(err)
+		}
+		end := time.Now()
+		create, attach, start = append(create, k.Timing.Create), append(attach, k.Timing.Attach), append(start, k.Timing.Start)
+		toExit, remove, total = append(toExit, exited.Sub(started)), append(remove, end.Sub(exited)), append(total, end.Sub(t0))
+
+		t0 = time.Now()
+		if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		proc = append(proc, time.Since(t0))
+	}
+	ms := func(d []time.Duration) float64 { return float64(median(d).Microseconds()) / 1000 }
+	b.ReportMetric(ms(create), "create-ms")
+	b.ReportMetric(ms(attach), "attach-ms")
+	b.ReportMetric(ms(start), "start-ms")
+	b.ReportMetric(ms(toExit), "run-to-exit-ms")
+	b.ReportMetric(ms(remove), "remove-ms")
+	b.ReportMetric(ms(total), "container-ms")
+	b.ReportMetric(ms(proc), "process-ms")
+	b.ReportMetric(ms(total)-ms(proc), "added-ms")
+	b.Logf("median of %d: create %.0f ms, attach %.0f ms, start %.0f ms, start to exit %.0f ms, remove %.0f ms: container %.0f ms against %.1f ms for the same sh -c true as a process",
+		len(total), ms(create), ms(attach), ms(start), ms(toExit), ms(remove), ms(total), ms(proc))
+}
+
+// staticELF says the file is an ELF executable that needs no dynamic loader.
+func staticELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

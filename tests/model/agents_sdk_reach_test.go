@@ -24,34 +24,11 @@ import (
 func TestAgentsSDKReach(t *testing.T) {
 	node(t)
 	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "agents-sdk-blind.script.yaml"))
-	env := testEnv(t, "CHAOS_STANDIN_URL="+standin)
-	b, err := os.ReadFile(agentsSpec(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := newBlindRuns(t, agentsSpec(t), testEnv(t, "CHAOS_STANDIN_URL="+standin))
 	const mcp = "--mcp-url {wall_url}/mcp -- {task}"
-	dir, data := t.TempDir(), t.TempDir()
-	writeSpec := func(name, mcpArgs string) string {
-		text := string(b)
-		if !strings.Contains(text, mcp) {
-			t.Fatalf("the spec's command has no %q", mcp)
-		}
-		text = strings.Replace(text, mcp, mcpArgs, 1)
-		p := filepath.Join(dir, name+".yaml")
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 
 	t.Run("as documented", func(t *testing.T) {
-		out := filepath.Join(dir, "documented")
-		r := runChaos(t, env, runTimeout, "run", writeSpec("documented", mcp), "--reps", "1", "--data-dir", data, "--out", out)
-		r.MustSucceed(t, "chaos run")
-		got := trialVerdicts(t, out)
-		if len(got) != 2 || got["clean"][0] != "correct" || got["phantom_success@update_ticket"][0] != "silent_wrong" {
-			t.Errorf("verdicts %v, want clean correct and phantom_success@update_ticket silent_wrong\n%s", got, r.Stdout)
-		}
+		_, r := runs.wantBlind(t, runs.spec(t, "documented", mcp, mcp), "--reps", "1")
 		if strings.Contains(r.Stdout, "warning:") {
 			t.Errorf("warnings on a run whose agent met the wall:\n%s", r.Stdout)
 		}
@@ -65,19 +42,7 @@ func TestAgentsSDKReach(t *testing.T) {
 			"wall_not_reached: the agent never connected to the wall: give it the wall's server"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out := filepath.Join(dir, tt.unreached)
-			r := runChaos(t, env, runTimeout, "run", writeSpec(tt.unreached, tt.args), "--only", "clean", "--reps", "1", "--data-dir", data, "--out", out)
-			if r.Code != 4 {
-				t.Fatalf("exit %d, want 4 (no trial scored)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-			}
-			if got := trialVerdicts(t, out)["clean"]; got[0] != "no_verdict" || got[1] != tt.unreached {
-				t.Errorf("clean: %v, want no_verdict, %s", got, tt.unreached)
-			}
-			for _, want := range []string{tt.says, "no trial could be scored", "main                 0/0 = n/a"} {
-				if !strings.Contains(r.Stdout, want) {
-					t.Errorf("the console does not say %q:\n%s", want, r.Stdout)
-				}
-			}
+			out := runs.wantUnscored(t, runs.spec(t, tt.unreached, mcp, tt.args), tt.unreached, tt.says, "main                 0/0 = n/a")
 			// The agent ran to its end and answered that it could not: the model was
 			// reached, the wall's tools never called.
 			stdout, err := os.ReadFile(filepath.Join(out, "trials", "main", "clean", "1", "stdout"))

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // costSpec is the support-ticket task for tests/model/testdata/cost-agent.py, on the
@@ -53,14 +53,8 @@ var declaredUsage = []struct{ in, out, cacheRead, cacheWrite int64 }{
 
 func readVerdicts(t *testing.T, out string) []run.TrialResult {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rs []run.TrialResult
-	if err := json.Unmarshal(b, &rs); err != nil {
-		t.Fatal(err)
-	}
+	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
 	return rs
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/crashwall/chaos/tests/chaosbin"
 
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 var (
@@ -75,13 +75,7 @@ func runExampleIn(t testing.TB, dir, spec string, extra ...string) string {
 
 func readResults(t testing.TB, dir string) []run.TrialResult {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "verdicts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rs []run.TrialResult
-	if err := json.Unmarshal(b, &rs); err != nil {
-		t.Fatal(err)
-	}
+	testkit.ReadJSON(t, filepath.Join(dir, "verdicts.json"), &rs)
 	return rs
 }
