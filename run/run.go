@@ -315,6 +315,21 @@ type TrialResult struct {
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
 	// declares none or the trial has no verdict).
 	Outcomes map[string]bool `json:"outcomes,omitempty"`
+	// Overrule is the word of a check that overrules the world verdict (a command probe
+	// with overrules: true, chaos skill test --check); nil when the spec has none.
+	Overrule *Overrule `json:"overrule,omitempty"`
+}
+
+// Overrule is what an overruling check said of the world, and what the other checks
+// said: WorldOK follows the check, both ways.
+type Overrule struct {
+	Check string `json:"check"`
+	// WorldOK is the check's word; Others what the other checks said (nil: there were none).
+	WorldOK bool  `json:"world_ok"`
+	Others  *bool `json:"others,omitempty"`
+	// Overruled says the check and the others disagreed, so the verdict is the check's.
+	Overruled bool   `json:"overruled"`
+	Detail    string `json:"detail,omitempty"`
 }
 
 // ModelResult is a trial's model proxy: where it was, what it was armed with, and its
