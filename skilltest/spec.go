@@ -36,9 +36,11 @@ func (a Agent) Argv(record bool) []string {
 	if claude == "" {
 		claude = "claude"
 	}
-	var argv []string
+	// claude -p may send its first request before the wall is connected, and then finds
+	// no such tool; MCP_CONNECTION_NONBLOCKING=false makes it wait for its MCP servers.
+	argv := []string{"env", "MCP_CONNECTION_NONBLOCKING=false"}
 	if a.ThroughProxy && !record {
-		argv = append(argv, "env", "ANTHROPIC_BASE_URL={llm_url}")
+		argv = append(argv, "ANTHROPIC_BASE_URL={llm_url}")
 	}
 	argv = append(argv, claude, "-p", "{task}", "--mcp-config", "{mcp_config}", "--strict-mcp-config")
 	if len(a.AllowedTools) > 0 {
@@ -124,9 +126,6 @@ func Spec(inferred string, o SpecOptions) (string, error) {
 	agent := map[string]any{
 		"command": spec.JoinCommand(o.Agent.Argv(false)),
 		"profile": "claude-code",
-		// claude -p may send its first request before the wall is connected, and then
-		// finds no such tool; this makes it wait for its MCP servers first.
-		"env": map[string]string{"MCP_CONNECTION_NONBLOCKING": "false"},
 	}
 	if o.Timeout > 0 {
 		agent["timeout"] = o.Timeout.String()

@@ -35,7 +35,6 @@ type SkillTestOptions struct {
 	AllowRealCalls bool
 	Yes            bool
 	Project        string
-	DataDir        string
 	Out            string
 	Timeout        time.Duration
 	Temporal       TemporalFlags
@@ -84,7 +83,6 @@ checks, both ways, and result.json and the report say so.`,
 	f.StringVar(&opts.ModelUpstream, "model-upstream", "", "put the model proxy in front of Claude Code, forwarding to this Anthropic API base URL (tokens and cost per trial)")
 	f.BoolVar(&opts.Yes, "yes", false, "start the run without asking")
 	f.StringVar(&opts.Project, "project", "", "the project folder (default the working directory)")
-	f.StringVar(&opts.DataDir, "data-dir", "", "chaos's data folder (default $XDG_DATA_HOME/chaos)")
 	f.StringVar(&opts.Out, "out", "", "the skill test's folder (default chaos-skill-tests/SKILL in the project)")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "the longest claude -p may run, in the clean run and in each trial")
 	addTemporalFlags(cmd, &opts.Temporal)
@@ -107,7 +105,7 @@ func skillTestRun(ctx context.Context, opts *SkillTestOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	so, err := skillOptions(opts.Project, opts.DataDir)
+	so, err := skillOptions(opts.Project, opts.Temporal.DataDir)
 	if err != nil {
 		return err
 	}
