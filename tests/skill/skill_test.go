@@ -7,6 +7,7 @@ package skill
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -318,6 +319,9 @@ func TestVerifyingSkill(t *testing.T) {
 				t.Errorf("%s: Claude Code's total_cost_usd was not read (agent_usd %v)", c, k.AgentUSD)
 			case k.Calls < 2 || k.Input <= 0:
 				t.Errorf("%s: the model proxy counted %d calls and %d input tokens, want Claude Code's calls through {llm_url}", c, k.Calls, k.Input)
+			case math.Abs(*k.AgentUSD-k.USD) > 1e-6:
+				// Claude Code prices the usage the stand-in declared as the proxy does.
+				t.Errorf("%s: Claude Code says $%v, the proxy $%v, want the same", c, *k.AgentUSD, k.USD)
 			}
 		}
 	}
