@@ -116,6 +116,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 				// The overruling check is the user's word on the world, over the fault's too.
 				res.WorldOK = res.Overrule.WorldOK
 			}
+			if worldKnown {
+				review(ctx, s, task, t.Condition, log, closing.Text, &res) // review.go
+			}
 		}
 	}
 	toolFired := !clean && res.Fired > 0
@@ -169,6 +172,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	})
 	if o := res.Overrule; o != nil && report.Scored(res.Verdict) {
 		res.VerdictWhy += "; " + overruleText(o)
+	}
+	if r := res.Review; r != nil && report.Scored(res.Verdict) {
+		res.VerdictWhy += "; " + reviewText(r)
 	}
 	if res.Verdict != report.NoVerdict || res.Outcome != run.OutcomeCompleted || closing.Infra != "" {
 		// The trial was scored, or has a reason of its own not to be: the wall's reach

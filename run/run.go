@@ -318,6 +318,21 @@ type TrialResult struct {
 	// Overrule is the word of a check that overrules the world verdict (a command probe
 	// with overrules: true, chaos skill test --check); nil when the spec has none.
 	Overrule *Overrule `json:"overrule,omitempty"`
+	// Review is the reviewer model's answer where the record could not tell whether the
+	// world is right (nil: no review was needed or the spec names no reviewer).
+	Review *Review `json:"review,omitempty"`
+}
+
+// Review is what the reviewer model (model.reviewer) said of a trial.
+type Review struct {
+	// Question is why the record could not tell.
+	Question string `json:"question"`
+	// Verdict is right, wrong or unsure; Reason its reason; By "model:NAME".
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	By      string `json:"by"`
+	// Agreement is the reviewer's measured agreement with people ("not measured" until it is).
+	Agreement string `json:"agreement"`
 }
 
 // Overrule is what an overruling check said of the world, and what the other checks

@@ -271,20 +271,24 @@ func TestBlindSkill(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range log.Calls() {
+				unfired := c.Hit == nil || !c.Hit.Fired
 				switch {
-				case c.Tool == "read_text_file" && c.Hit == nil:
+				case c.Tool == "read_text_file" && unfired:
 					read++
 					if c.Reply != strings.TrimSuffix(pristine, "\n") && c.Reply != pristine {
 						t.Errorf("%s: todo.txt read %q, want it pristine (%q)", tr.ID, c.Reply, pristine)
 					}
-				case c.Tool == "write_file" && c.Hit == nil && !c.IsError:
+				case c.Tool == "write_file" && unfired && !c.IsError:
 					wrote++
 				}
 			}
 		}
 	}
-	if read < 12 || wrote < 8 {
-		t.Errorf("%d pristine reads and %d landed writes, want at least 12 and 8 (every trial reads; clean, phantom_failure, the read faults write)", read, wrote)
+	// 16 trials each read once; truncated_reply and premature_read (4 trials) hit that read,
+	// stale_read never fires (no write before the read). The 2 clean trials and the 6 of
+	// the read faults wrote for real, and a trial after each still read todo.txt pristine.
+	if read != 12 || wrote != 8 {
+		t.Errorf("%d pristine reads and %d writes that landed unfaulted, want 12 and 8", read, wrote)
 	}
 	for _, p := range []string{filepath.Join(project, "todo.txt"), filepath.Join(project, "chaos-skill-tests", "todo", "todo.txt")} {
 		if b, _ := os.ReadFile(p); string(b) != pristine {
