@@ -67,7 +67,7 @@ func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task
 		}
 	}
 	why := ""
-	others, otherChecks := res.WorldOK, len(res.Checks) > 0
+	others, otherChecks := res.WorldOK, len(res.Checks)
 	var overrule *run.Overrule
 	for _, p := range task.Probes {
 		var r probes.Result
@@ -101,20 +101,18 @@ func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task
 		}
 		res.Checks = append(res.Checks, run.CheckResult{Check: p.Label(), OK: ok, Got: detail})
 		res.WorldOK = res.WorldOK && ok
-		others, otherChecks = others && ok, true
+		others, otherChecks = others && ok, otherChecks+1
 	}
 	if len(s.Servers) > 0 {
 		if r, applies := probes.SwallowedWrites(log); applies {
 			res.Checks = append(res.Checks, run.CheckResult{Check: "swallowed writes made again (from the record)", OK: r.OK, Got: r.Detail})
 			res.WorldOK = res.WorldOK && r.OK
-			others, otherChecks = others && r.OK, true
+			others, otherChecks = others && r.OK, otherChecks+1
 		}
 	}
 	if overrule != nil {
-		if otherChecks {
-			overrule.Others = &others
-			overrule.Overruled = others != overrule.WorldOK
-		}
+		overrule.Others, overrule.OtherChecks = &others, otherChecks
+		overrule.Overruled = others != overrule.WorldOK
 		res.Overrule = overrule
 		res.WorldOK = overrule.WorldOK
 	}

@@ -406,7 +406,9 @@ func overruleText(o *run.Overrule) string {
 	word := map[bool]string{true: "right", false: "wrong"}
 	switch {
 	case o.Others == nil:
-		return fmt.Sprintf("the world is %s by the check (%s), the only one", word[o.WorldOK], o.Check)
+		return fmt.Sprintf("the world is %s by the check (%s)", word[o.WorldOK], o.Check)
+	case o.Overruled && o.OtherChecks == 0:
+		return fmt.Sprintf("the check (%s) overruled the others: world %s, where the record alone said %s", o.Check, word[o.WorldOK], word[*o.Others])
 	case o.Overruled:
 		return fmt.Sprintf("the check (%s) overruled the others: world %s, where they said %s", o.Check, word[o.WorldOK], word[*o.Others])
 	}

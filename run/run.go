@@ -339,9 +339,11 @@ type Review struct {
 // said: WorldOK follows the check, both ways.
 type Overrule struct {
 	Check string `json:"check"`
-	// WorldOK is the check's word; Others what the other checks said (nil: there were none).
-	WorldOK bool  `json:"world_ok"`
-	Others  *bool `json:"others,omitempty"`
+	// WorldOK is the check's word; Others what the world verdict would have been without
+	// it: the other checks' (OtherChecks of them), or right when there were none.
+	WorldOK     bool  `json:"world_ok"`
+	Others      *bool `json:"others,omitempty"`
+	OtherChecks int   `json:"other_checks"`
 	// Overruled says the check and the others disagreed, so the verdict is the check's.
 	Overruled bool   `json:"overruled"`
 	Detail    string `json:"detail,omitempty"`
