@@ -67,6 +67,8 @@ func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task
 		}
 	}
 	why := ""
+	others, otherChecks := res.WorldOK, len(res.Checks)
+	var overrule *run.Overrule
 	for _, p := range task.Probes {
 		var r probes.Result
 		switch p.Kind {
@@ -90,14 +92,29 @@ func (a *Activities) checkReal(ctx context.Context, s *spec.Spec, task spec.Task
 		if r.NoVerdict != "" {
 			detail = r.NoVerdict
 		}
+		if p.Overrules {
+			res.Checks = append(res.Checks, run.CheckResult{Check: p.Label() + " (overrules the others)", OK: ok, Got: detail})
+			if r.NoVerdict == "" && overrule == nil {
+				overrule = &run.Overrule{Check: p.Label(), WorldOK: ok, Detail: detail}
+			}
+			continue
+		}
 		res.Checks = append(res.Checks, run.CheckResult{Check: p.Label(), OK: ok, Got: detail})
 		res.WorldOK = res.WorldOK && ok
+		others, otherChecks = others && ok, otherChecks+1
 	}
 	if len(s.Servers) > 0 {
 		if r, applies := probes.SwallowedWrites(log); applies {
 			res.Checks = append(res.Checks, run.CheckResult{Check: "swallowed writes made again (from the record)", OK: r.OK, Got: r.Detail})
 			res.WorldOK = res.WorldOK && r.OK
+			others, otherChecks = others && r.OK, otherChecks+1
 		}
+	}
+	if overrule != nil {
+		overrule.Others, overrule.OtherChecks = &others, otherChecks
+		overrule.Overruled = others != overrule.WorldOK
+		res.Overrule = overrule
+		res.WorldOK = overrule.WorldOK
 	}
 	return why
 }

@@ -112,6 +112,13 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 				// never fired made nothing impossible: the checks say.
 				res.WorldOK = false
 			}
+			if res.Overrule != nil {
+				// The overruling check is the user's word on the world, over the fault's too.
+				res.WorldOK = res.Overrule.WorldOK
+			}
+			if worldKnown {
+				review(ctx, s, task, t.Condition, log, closing.Text, &res) // review.go
+			}
 		}
 	}
 	toolFired := !clean && res.Fired > 0
@@ -160,9 +167,15 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
-		Impossible: worldKnown && !res.SuccessPossible,
+		Impossible: worldKnown && !res.SuccessPossible && res.Overrule == nil,
 		Unreached:  res.Unreached, UnreachedWhy: res.UnreachedWhy,
 	})
+	if o := res.Overrule; o != nil && report.Scored(res.Verdict) {
+		res.VerdictWhy += "; " + overruleText(o)
+	}
+	if r := res.Review; r != nil && report.Scored(res.Verdict) {
+		res.VerdictWhy += "; " + reviewText(r)
+	}
 	if res.Verdict != report.NoVerdict || res.Outcome != run.OutcomeCompleted || closing.Infra != "" {
 		// The trial was scored, or has a reason of its own not to be: the wall's reach
 		// is not why.
@@ -386,4 +399,18 @@ func readTail(path string) []byte {
 		b = b[1:]
 	}
 	return b
+}
+
+// overruleText says what the overruling check did to the world verdict.
+func overruleText(o *run.Overrule) string {
+	word := map[bool]string{true: "right", false: "wrong"}
+	switch {
+	case o.Others == nil:
+		return fmt.Sprintf("the world is %s by the check (%s)", word[o.WorldOK], o.Check)
+	case o.Overruled && o.OtherChecks == 0:
+		return fmt.Sprintf("the check (%s) overruled the others: world %s, where the record alone said %s", o.Check, word[o.WorldOK], word[*o.Others])
+	case o.Overruled:
+		return fmt.Sprintf("the check (%s) overruled the others: world %s, where they said %s", o.Check, word[o.WorldOK], word[*o.Others])
+	}
+	return fmt.Sprintf("the check (%s) agrees with the others: world %s", o.Check, word[o.WorldOK])
 }

@@ -315,6 +315,38 @@ type TrialResult struct {
 	// Outcomes says, per outcome the spec declares, whether it held (nil when the spec
 	// declares none or the trial has no verdict).
 	Outcomes map[string]bool `json:"outcomes,omitempty"`
+	// Overrule is the word of a check that overrules the world verdict (a command probe
+	// with overrules: true, chaos skill test --check); nil when the spec has none.
+	Overrule *Overrule `json:"overrule,omitempty"`
+	// Review is the reviewer model's answer where the record could not tell whether the
+	// world is right (nil: no review was needed or the spec names no reviewer).
+	Review *Review `json:"review,omitempty"`
+}
+
+// Review is what the reviewer model (model.reviewer) said of a trial.
+type Review struct {
+	// Question is why the record could not tell.
+	Question string `json:"question"`
+	// Verdict is right, wrong or unsure; Reason its reason; By "model:NAME".
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	By      string `json:"by"`
+	// Agreement is the reviewer's measured agreement with people ("not measured" until it is).
+	Agreement string `json:"agreement"`
+}
+
+// Overrule is what an overruling check said of the world, and what the other checks
+// said: WorldOK follows the check, both ways.
+type Overrule struct {
+	Check string `json:"check"`
+	// WorldOK is the check's word; Others what the world verdict would have been without
+	// it: the other checks' (OtherChecks of them), or right when there were none.
+	WorldOK     bool  `json:"world_ok"`
+	Others      *bool `json:"others,omitempty"`
+	OtherChecks int   `json:"other_checks"`
+	// Overruled says the check and the others disagreed, so the verdict is the check's.
+	Overruled bool   `json:"overruled"`
+	Detail    string `json:"detail,omitempty"`
 }
 
 // ModelResult is a trial's model proxy: where it was, what it was armed with, and its

@@ -41,6 +41,9 @@ type ModelSpec struct {
 	// Prices are prices per model (USD per million tokens) in place of the defaults
 	// (cost.Defaults, docs/model.md).
 	Prices cost.Table `json:"prices,omitempty"`
+	// Reviewer is the model that reviews trials whose world the record cannot tell
+	// (spec/reviewer.go); nil: none.
+	Reviewer *ReviewerSpec `json:"reviewer,omitempty"`
 }
 
 // FaultName is the model fault, none when the spec names none.
@@ -122,7 +125,7 @@ func RegisterModelFaults(known func(string) bool, names func() []string) {
 	modelCatalogue.known, modelCatalogue.names = known, names
 }
 
-var modelKeys = []string{"upstream", "fault", "rate", "steps", "stale_values", "entities", "prices"}
+var modelKeys = []string{"upstream", "fault", "rate", "steps", "stale_values", "entities", "prices", "reviewer"}
 
 // model reads the native `model:` section.
 func (d *decoder) model(n *yaml.Node) ModelSpec {
@@ -134,6 +137,7 @@ func (d *decoder) model(n *yaml.Node) ModelSpec {
 		Fault:    d.text(f["fault"], "model.fault"),
 		Steps:    d.texts(f["steps"], "model.steps", true),
 		Prices:   d.prices(f["prices"]),
+		Reviewer: d.reviewer(f["reviewer"]),
 	}
 	if m.Upstream != "" && !envRef.MatchString(m.Upstream) {
 		if err := checkUpstream(m.Upstream); err != nil {

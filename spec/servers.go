@@ -95,6 +95,9 @@ type Probe struct {
 	// Command is a command check's program, run through sh -c in the sandbox.
 	Command string   `json:"command,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
+	// Overrules, on a command check, makes its word on the world the verdict's, both
+	// ways: what the other checks say is kept beside it (chaos skill test --check).
+	Overrules bool `json:"overrules,omitempty"`
 	// Line is where the probe was written, for messages.
 	Line int `json:"-"`
 }
@@ -177,7 +180,7 @@ func SecretRefs(v string) []string {
 var (
 	serverKeys     = []string{"name", "command", "args", "env", "url", "transport", "headers", "tools"}
 	serverToolKeys = []string{"effect", "reply", "structured", "annotations"}
-	probeKeys      = []string{"mcp", "command", "timeout"}
+	probeKeys      = []string{"mcp", "command", "timeout", "overrules"}
 	mcpProbeKeys   = append([]string{"server", "tool", "args", "path"}, stateOps...)
 	sandboxToken   = regexp.MustCompile(`\{sandbox\}`)
 )
@@ -356,7 +359,11 @@ func (d *decoder) probes(n *yaml.Node) []Probe {
 			if strings.TrimSpace(p.Command) == "" {
 				d.errorf(f["command"], "probe: command is empty")
 			}
+			p.Overrules, _ = d.boolean(f["overrules"], "probe: overrules")
 		case f["mcp"] != nil:
+			if f["overrules"] != nil {
+				d.errorf(f["overrules"], "probe: overrules is for a command check, not an mcp probe")
+			}
 			p.Kind = "mcp"
 			m := d.fields(f["mcp"], "mcp probe", mcpProbeKeys, nil)
 			p.Server = d.text(m["server"], "mcp probe: server")

@@ -123,6 +123,48 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		taken = append(taken, sv.Name)
 		servers = append(servers, sv)
 	}
+	recPath := strings.TrimSuffix(opts.Out, filepath.Ext(opts.Out)) + ".record.jsonl"
+	var text, summary string
+	err := recordAgent(ctx, recordSession{
+		IO: opts.IO, Chaos: opts.Chaos, Name: name, Task: opts.Task, Argv: opts.AgentCommand,
+		Servers: servers, RecordPath: recPath, Timeout: opts.Timeout, Now: opts.Now,
+	}, func(in infer.Recording) error {
+		var err error
+		text, summary, err = infer.Spec(in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := spec.Parse(opts.Out, []byte(text)); err != nil {
+		return fmt.Errorf("the spec chaos record wrote does not load (a bug; it is at %s.rejected): %w", opts.Out, errors.Join(err, os.WriteFile(opts.Out+".rejected", []byte(text), 0o644)))
+	}
+	if err := os.WriteFile(opts.Out, []byte(text), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "wrote %s: %s\nthe record of the run is %s\nread the inferences at the top of the spec, then: chaos faults %s; chaos run %s\n", opts.Out, summary, recPath, opts.Out, opts.Out)
+	return nil
+}
+
+// recordSession is one run of an agent against real servers through a recording wall
+// with no fault (chaos record, and chaos skill test's clean run).
+type recordSession struct {
+	IO         *IOStreams
+	Chaos      string
+	Name, Task string
+	// Argv is the agent command, with the tokens of recordTokens.
+	Argv       []string
+	Servers    []spec.Server
+	RecordPath string
+	Timeout    time.Duration
+	Now        func() time.Time
+	// Prepare, when set, fills the sandbox before the agent starts.
+	Prepare func(sandbox string) error
+}
+
+// recordAgent runs the agent once through the recording wall and hands what it did to
+// use while its sandbox is still there.
+func recordAgent(ctx context.Context, opts recordSession, use func(infer.Recording) error) error {
 	bin := opts.Chaos
 	if bin == "" {
 		var err error
@@ -135,13 +177,17 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		return err
 	}
 	defer os.RemoveAll(sandbox)
-
+	if opts.Prepare != nil {
+		if err := opts.Prepare(sandbox); err != nil {
+			return err
+		}
+	}
+	name, servers, recPath := opts.Name, opts.Servers, opts.RecordPath
 	s := &spec.Spec{Name: name, Format: "chaos", Tasks: []spec.Task{{ID: name, Prompt: opts.Task}}, Servers: servers, Replicates: 1, Seed: 1}
 	up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s, Sandbox: sandbox})
 	if err != nil {
 		return badInput(err)
 	}
-	recPath := strings.TrimSuffix(opts.Out, filepath.Ext(opts.Out)) + ".record.jsonl"
 	rec, err := record.Open(recPath)
 	if err != nil {
 		up.Close()
@@ -168,7 +214,7 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 		"mcp_config": wall.MCPConfig, "codex_config": wall.CodexConfig, "sandbox": sandbox, "chaos": bin,
 	}
 	// As in a trial: the command refers to the values through variables, never holds one.
-	command, probs := spec.FillCommand(spec.JoinCommand(opts.AgentCommand), func(name string) bool { _, ok := tokens[name]; return ok })
+	command, probs := spec.FillCommand(spec.JoinCommand(opts.Argv), func(name string) bool { _, ok := tokens[name]; return ok })
 	if len(probs) > 0 {
 		srv.Close()
 		hub.Close("the agent command was refused")
@@ -199,19 +245,8 @@ func recordRun(ctx context.Context, opts *RecordOptions) error {
 	if err != nil {
 		return fmt.Errorf("read the record of the run: %w", err)
 	}
-	text, summary, err := infer.Spec(infer.Recording{
-		Name: name, Task: opts.Task, Argv: opts.AgentCommand, Servers: servers, Classes: classes, Tools: tools,
+	return use(infer.Recording{
+		Name: opts.Name, Task: opts.Task, Argv: opts.Argv, Servers: servers, Classes: classes, Tools: tools,
 		Log: log, Stdout: stdout.String(), Sandbox: sandbox, Now: opts.Now(), ExitCode: cmd.ProcessState.ExitCode(),
 	})
-	if err != nil {
-		return err
-	}
-	if _, err := spec.Parse(opts.Out, []byte(text)); err != nil {
-		return fmt.Errorf("the spec chaos record wrote does not load (a bug; it is at %s.rejected): %w", opts.Out, errors.Join(err, os.WriteFile(opts.Out+".rejected", []byte(text), 0o644)))
-	}
-	if err := os.WriteFile(opts.Out, []byte(text), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(opts.IO.Out, "wrote %s: %s\nthe record of the run is %s\nread the inferences at the top of the spec, then: chaos faults %s; chaos run %s\n", opts.Out, summary, recPath, opts.Out, opts.Out)
-	return nil
 }

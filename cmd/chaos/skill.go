@@ -46,7 +46,7 @@ the configuration is replaced by a ${VAR} reference, which is what a spec should
 	list.Flags().StringVar(&opts.Project, "project", "", "the project folder (default the working directory)")
 	list.Flags().StringVar(&opts.DataDir, "data-dir", "", "chaos's data folder, where chaos proxy keeps the servers it wraps (default $XDG_DATA_HOME/chaos)")
 	list.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newCmdSkillTest(ios))
 	return cmd
 }
 

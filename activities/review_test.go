@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashwall/chaos/proxies/llm"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/report"
+	"github.com/crashwall/chaos/run"
+)
+
+// TestVerifyReview: a swallowed write made again with other arguments goes to the
+// spec's reviewer model (the stand-in); its wrong makes the world wrong, its garbage is
+// unsure and changes nothing, and the result says who reviewed and that its agreement
+// with people is not measured.
+func TestVerifyReview(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer, verdict, review string
+		worldOK                       bool
+	}{
+		{"wrong", `{"verdict": "wrong", "reason": "call 2 set priority to normal"}`, report.SilentWrong, "wrong", false},
+		{"garbage", `looks fine`, report.Correct, "unsure", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(llm.NewStandin(llm.Script{{When: llm.WhenStart, Text: tc.answer}}))
+			t.Cleanup(srv.Close)
+			yaml := exampleYAML(t, "faults: [all]", "faults: [all]\nmodel:\n  reviewer: {api: messages, base_url: '"+srv.URL+"', model: rev-1}")
+			a, env := newActivities(t)
+			in := trialInput(t, yaml, examplePath, "phantom_success@update_ticket", "agent")
+			ws := run.Workspace{TrialDir: t.TempDir()}
+			w, err := record.Open(filepath.Join(ws.TrialDir, "record.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			possible := true
+			w.Write(record.Row{Type: record.TypeSessionStart, Condition: "phantom_success@update_ticket", Writes: []string{"update_ticket"},
+				Fault:           &record.Fault{Condition: "phantom_success@update_ticket", Family: "phantom_success", Tool: "update_ticket"},
+				SuccessPossible: &possible, InitialState: map[string]any{"priority": "normal", "team": "accounts"}})
+			w.Write(record.Row{Type: record.TypeCall, Tool: "update_ticket", Args: json.RawMessage(`{"field":"priority","value":"urgent"}`),
+				Hit: &record.Hit{Fired: true, Family: "phantom_success"}, State: map[string]any{"priority": "normal", "team": "accounts"}})
+			w.Write(record.Row{Type: record.TypeCall, Tool: "update_ticket", Args: json.RawMessage(`{"field":"priority","value":"urgent "}`),
+				State: map[string]any{"priority": "urgent", "team": "payments"}})
+			w.Close(record.Row{FinalState: map[string]any{"priority": "urgent", "team": "payments"}, Calls: 2, Fired: 1})
+			os.WriteFile(filepath.Join(ws.TrialDir, "stdout"), []byte("Done.\nSTATUS: ok\n"), 0o644)
+			res := must[run.TrialResult](t, env, a.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &run.AgentResult{Duration: time.Second}})
+			r := res.Review
+			if r == nil || r.Verdict != tc.review || r.By != "model:rev-1" || r.Agreement != "not measured" || !strings.Contains(r.Question, "made again only with other arguments") {
+				t.Fatalf("review %+v, want %s by model:rev-1, agreement not measured", r, tc.review)
+			}
+			if res.WorldOK != tc.worldOK || res.Verdict != tc.verdict {
+				t.Errorf("world ok %v, verdict %s (%s); want %v, %s", res.WorldOK, res.Verdict, res.VerdictWhy, tc.worldOK, tc.verdict)
+			}
+			if !strings.Contains(res.VerdictWhy, "the reviewer (model:rev-1; its agreement with people: not measured) said "+tc.review) {
+				t.Errorf("verdict_why %q does not name the reviewer and its agreement", res.VerdictWhy)
+			}
+		})
+	}
+}
