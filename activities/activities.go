@@ -20,6 +20,7 @@ import (
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/llm"
+	"github.com/crashwall/chaos/proxies/shim"
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
@@ -77,6 +78,8 @@ type liveTrial struct {
 	// stream is the hub's MCP stream for the relay ({wall}), nil when {wall} bridges over
 	// HTTP instead.
 	stream *stdio.StreamServer
+	// shim is the script wall's launchers (proxies/shim), nil when the spec has no scripts.
+	shim *shim.Shim
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).
@@ -155,6 +158,10 @@ func (a *Activities) drop(key string) *liveTrial {
 
 // stop closes the trial's hub (writing the record's session end) and its server.
 func (lt *liveTrial) stop(reason string) error {
+	if lt.shim != nil {
+		lt.shim.Outside() // a change to the original project is recorded before the end
+		lt.shim.Close()
+	}
 	err := lt.hub.Close(reason)
 	lt.unsubscribe()
 	if lt.stream != nil {

@@ -175,7 +175,26 @@ func agentEnv(base []string, specEnv map[string]string, in run.AgentInput) []str
 	}
 	// The filled command refers to every token's value by its variable (spec.FillCommand);
 	// set last, so neither agent.env nor the worker's environment can stand in for one.
-	return append(env, spec.TokenEnv(in.Hub.Tokens)...)
+	env = append(env, spec.TokenEnv(in.Hub.Tokens)...)
+	if bin := in.Hub.Tokens["shim_path"]; bin != "" {
+		// The shim's launchers come first on the agent's PATH (the last PATH wins).
+		path := bin
+		if rest := lastValue(env, "PATH"); rest != "" {
+			path += string(filepath.ListSeparator) + rest // never a trailing ":" (the working folder)
+		}
+		env = append(env, "PATH="+path)
+	}
+	return env
+}
+
+// lastValue is the value of the last name= entry of env.
+func lastValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // exitCode is the process's exit code, or 128+signal when a signal ended it, as a shell

@@ -81,6 +81,9 @@ func PreviewAgentCommand(s *spec.Spec, t spec.TrialPlan, template, bin, specPath
 			CodexConfig: stdio.RelayCodexConfig(relay, sock)}
 	}
 	tokens := agentTokens(wall, bin, PreviewWallURL, task.Prompt, PreviewSandbox, specPath, t.Axes)
+	if len(s.Scripts) > 0 {
+		tokens["shim_path"] = filepath.Join("WORKROOT", "shim-ID", "bin") // the script shim's launchers (shim.go)
+	}
 	if s.Agent.IsDocker() {
 		tokens = containerTokens(task.Prompt, PreviewSandbox, t.Axes)
 	}

@@ -124,9 +124,19 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
 	}
 	lt.stream = wall.Stream
+	if len(s.Scripts) > 0 {
+		// The script wall: launchers first on the agent's PATH (shim.go).
+		if lt.shim, err = a.openShim(s, hub, t, in.Workspace, bin); err != nil {
+			lt.stop("the shim could not start: " + err.Error())
+			return run.HubInfo{}, badInput(err)
+		}
+	}
 	a.keep(t.Key(), lt)
 
 	tokens := agentTokens(wall, bin, srv.URL, task.Prompt, in.Workspace.Dir, in.Workspace.SpecPath, t.Trial.Axes)
+	if lt.shim != nil {
+		tokens["shim_path"] = lt.shim.Bin
+	}
 	if s.Agent.IsDocker() {
 		// The container reaches the hub through its sockets only (runtime_docker.go).
 		if err := openContainerHub(s, srv, wall); err != nil {

@@ -105,6 +105,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 			} else {
 				worldKnown = true
 			}
+			if res.Damage = damage(s, lt, log, final); len(res.Damage) > 0 {
+				res.WorldOK = false // the task's keys may be right; what else was done is not
+			}
 			if !res.SuccessPossible && res.Fired > 0 {
 				// The fault made the task impossible (the source is gone, the data is wrong,
 				// the session died): whatever the state checks say, the world cannot be the
@@ -164,12 +167,18 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	if s != nil {
 		res.Unreached, res.UnreachedWhy = reach.Unreached()
 	}
-	res.Verdict, res.VerdictWhy = report.Decide(report.Facts{
+	facts := report.Facts{
 		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
 		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
 		Impossible: worldKnown && !res.SuccessPossible && res.Overrule == nil,
 		Unreached:  res.Unreached, UnreachedWhy: res.UnreachedWhy,
-	})
+	}
+	res.Verdict, res.VerdictWhy = report.Decide(facts)
+	if s != nil {
+		if task, err := trialTask(s, t.Task); err == nil {
+			judgeUnits(task, &res, facts, closing.Text) // units.go
+		}
+	}
 	if o := res.Overrule; o != nil && report.Scored(res.Verdict) {
 		res.VerdictWhy += "; " + overruleText(o)
 	}

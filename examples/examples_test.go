@@ -20,7 +20,8 @@ func TestExamplesLoad(t *testing.T) {
 		{"support-ticket-claude-code.yaml", "claude-code", "--mcp-config {mcp_config} --allowedTools mcp__chaos", true},
 		{"support-ticket-codex.yaml", "codex", "-c {codex_config}", true},
 		{"support-ticket-agents-sdk.yaml", "generic", "{wall_url}/mcp", true},
-		{"ajantik-support-ticket.yaml", "generic", "", true}, // Ajantik's format: the agent is given after --
+		{"ajantik-support-ticket.yaml", "generic", "", true},              // Ajantik's format: the agent is given after --
+		{"portal/portal.yaml", "generic", "sh agents/verifying.sh", true}, // the script shim: no wall token, PATH
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

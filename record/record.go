@@ -17,6 +17,8 @@ const (
 	TypeRejected     = "rejected"
 	TypeError        = "error"
 	TypeSessionEnd   = "session_end"
+	// TypeOutside is a change the agent made outside its sandbox (proxies/shim).
+	TypeOutside = "outside"
 )
 
 // Row is one line of a record. Which fields are set depends on Type.
@@ -53,6 +55,12 @@ type Row struct {
 	RealReply string `json:"real_reply,omitempty"`
 	// State is the world after the call.
 	State map[string]any `json:"state,omitempty"`
+	// Argv, Exit, Stdout and Stderr are a shimmed command (transport "shim"): the
+	// command line the agent ran and what it got back.
+	Argv   []string `json:"argv,omitempty"`
+	Exit   *int     `json:"exit,omitempty"`
+	Stdout string   `json:"stdout,omitempty"`
+	Stderr string   `json:"stderr,omitempty"`
 	// Usage is what a model call used, as its response declared it (model calls only).
 	Usage *Usage `json:"usage,omitempty"`
 

@@ -278,6 +278,13 @@ type TrialResult struct {
 	// WorldOK says every state check passed.
 	WorldOK bool          `json:"world_ok"`
 	Checks  []CheckResult `json:"checks,omitempty"`
+	// Damage is what the agent did besides the task (activities/damage.go): writes outside
+	// its sandbox, writes that landed in another account, a write that must happen once
+	// performed twice. Any makes the world wrong.
+	Damage []string `json:"damage,omitempty"`
+	// Units are the task's units judged one by one (spec units:), when it has them; the
+	// trial's verdict is then their roll-up.
+	Units []UnitResult `json:"units,omitempty"`
 	// Claim is the judge's reading of the closing message: claimed, not_claimed, unclear.
 	Claim   string `json:"claim,omitempty"`
 	Closing string `json:"closing,omitempty"`
@@ -423,4 +430,15 @@ type AggregateInput struct {
 	ResultsOnDisk bool   `json:"results_on_disk,omitempty"`
 	Aborted       string `json:"aborted,omitempty"`
 	AgentCommand  string `json:"agent_command,omitempty"`
+}
+
+// UnitResult is one unit of a task (a record, a file) judged on its own: the world from
+// the state checks whose key names it, the claim from its line in the closing message.
+type UnitResult struct {
+	Unit    string        `json:"unit"`
+	WorldOK bool          `json:"world_ok"`
+	Checks  []CheckResult `json:"checks,omitempty"`
+	Claim   string        `json:"claim"`
+	Verdict string        `json:"verdict"`
+	Damage  []string      `json:"damage,omitempty"`
 }

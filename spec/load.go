@@ -189,7 +189,7 @@ func (d *decoder) faultSet(n *yaml.Node, key string) string {
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
 	"faults", "fault_set", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
-	"model", "outcomes", "servers", "probes",
+	"model", "outcomes", "servers", "probes", "scripts", "units",
 }
 
 // nativeHints point keys written at the top to where they belong.
@@ -211,8 +211,14 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	var command *yaml.Node
 	s.Agent, command = d.agent(f["agent"])
 	s.Servers = d.servers(f["servers"])
-	if f["tools"] != nil || f["servers"] == nil {
+	if f["tools"] != nil || (f["servers"] == nil && f["scripts"] == nil) {
 		s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
+	}
+	s.Scripts = d.scripts(f["scripts"], s.Tools)
+	for _, sc := range s.Scripts {
+		if !sc.Real {
+			s.Tools = append(s.Tools, ScriptTool(sc))
+		}
 	}
 	s.InitialState = d.initialState(f["initial_state"])
 
@@ -236,7 +242,11 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 			StateChecks: d.stateChecks(f["state_checks"]),
 			TextChecks:  d.textChecks(f["checks"]),
 			Probes:      d.probes(f["probes"]),
+			Units:       d.texts(f["units"], "units", false),
 		}}
+	}
+	if f["units"] != nil && f["tasks"] != nil {
+		d.errorf(d.keyOf(f["units"]), "units at the top goes with task")
 	}
 	d.checkProbes(s.Tasks, s.Servers)
 
@@ -270,6 +280,10 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	d.commandTokens(command, s.Agent.Command, s.Axes)
 	if s.Model.Upstream == "" && usesToken(s.Agent.Command, "llm_url") {
 		d.errorf(command, "agent.command: {llm_url} needs model.upstream, the base URL the model proxy forwards to")
+	}
+
+	if len(s.Scripts) == 0 && usesToken(s.Agent.Command, "shim_path") {
+		d.errorf(command, "agent.command: {shim_path} needs scripts:, the scripts the shim answers for")
 	}
 
 	if len(s.Tasks) == 1 && s.Tasks[0].ID == "" {

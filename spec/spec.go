@@ -40,7 +40,10 @@ type Spec struct {
 	Tools []Tool `json:"tools"`
 	// Servers are real MCP servers behind the wall; their tools join Tools when the run is
 	// planned (upstream.Discover).
-	Servers      []Server       `json:"servers,omitempty"`
+	Servers []Server `json:"servers,omitempty"`
+	// Scripts are the project's scripts answered by the twin behind the shim
+	// (spec/scripts.go); each but a `real: true` one is also in Tools.
+	Scripts      []Script       `json:"scripts,omitempty"`
 	InitialState map[string]any `json:"initial_state,omitempty"`
 	// Faults lists the tool fault families to generate (empty or ["all"]: every family that applies).
 	Faults []string `json:"faults,omitempty"`
@@ -76,6 +79,10 @@ type Task struct {
 	TextChecks []TextCheck `json:"text_checks,omitempty"`
 	// Probes are checks of the real world after the trial (mcp probes, command checks).
 	Probes []Probe `json:"probes,omitempty"`
+	// Units are the task's units (records, files), each judged on its own: its state
+	// checks are those whose key holds its name, its claim the closing message's
+	// `UNIT: VERIFIED` or `UNIT: FAILED` line (activities/units.go).
+	Units []string `json:"units,omitempty"`
 }
 
 // TextCheck is a check of the agent's closing message.
@@ -88,7 +95,7 @@ type TextCheck struct {
 }
 
 // CommandTokens are the tokens agent.command may hold besides the names of the axes.
-var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos"}
+var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos", "shim_path"}
 
 // Profiles name the ways an agent's closing message is read.
 var Profiles = []string{"generic", "claude-code", "codex", "goose", "scripted"}

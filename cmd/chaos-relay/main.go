@@ -9,6 +9,9 @@
 // imports only the standard library and starts in a millisecond or two, where
 // `chaos wall --hub` (the fallback, docs/ARCHITECTURE.md) is the whole chaos binary.
 //
+// `chaos-relay shim` is a launcher of the trial's shim (shim.go, proxies/shim): a call of
+// a project's script answered by the twin.
+//
 // `chaos-relay serve` is the first process of an agent's container (serve.go): it carries
 // the container's loopback {wall_url} and {llm_url} to the hub's HTTP socket.
 //
@@ -39,6 +42,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "reap" {
 		os.Exit(reap.Main(os.Args[2:], "chaos-relay reap"))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "shim" {
+		// A launcher of the trial's shim: shim.go.
+		os.Exit(shim(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

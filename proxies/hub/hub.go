@@ -209,6 +209,12 @@ func (h *Hub) Source() ToolSource { return h.world }
 // A refused call (unknown tool, bad arguments) returns a *CallError and is recorded
 // as a rejected row; a tool failure is a Reply with IsError, not an error.
 func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.RawMessage) (world.Reply, error) {
+	return h.call(ctx, transport, name, rawArgs, nil)
+}
+
+// call is Call; shape, when given, adds to the call's row what the transport made of the
+// reply (a shimmed command's exit code and output) before the row is written.
+func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.RawMessage, shape func(world.Reply, *record.Row)) (world.Reply, error) {
 	t, ok := h.world.Tool(name)
 	if !ok {
 		return h.reject(transport, name, rawArgs, &CallError{Status: 404, Msg: fmt.Sprintf("unknown tool %q (tools: %s)", name, h.toolList())})
@@ -271,6 +277,9 @@ func (h *Hub) Call(ctx context.Context, transport, name string, rawArgs json.Raw
 		row.Structured = json.RawMessage(reply.Structured)
 	}
 	row.State = h.world.State()
+	if shape != nil {
+		shape(reply, &row)
+	}
 	if _, err := h.rec.Write(row); err != nil && !errors.Is(err, record.ErrClosed) {
 		return reply, fmt.Errorf("record: %w", err)
 	}

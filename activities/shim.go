@@ -1,0 +1,110 @@
+package activities
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/shim"
+	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
+)
+
+// openShim opens the trial's script wall (proxies/shim): the launchers of the spec's
+// scripts, the relay next to the chaos binary bin behind them, the sandbox as the
+// project the scripts' paths are relative to, and the spec's folder as the original
+// project, whose workspace.files a write outside the sandbox would change.
+func (a *Activities) openShim(s *spec.Spec, h *hub.Hub, t run.TrialInput, ws run.Workspace, bin string) (*shim.Shim, error) {
+	if s.Agent.IsDocker() {
+		return nil, errors.New("scripts: the shim serves an agent that runs as a process (agent.runtime docker is not supported yet)")
+	}
+	relay := stdio.FindRelay(bin)
+	if relay == "" {
+		return nil, fmt.Errorf("scripts: the shim's launchers run %s, which is not next to %s", stdio.RelayName, bin)
+	}
+	original := ""
+	if t.Spec.Path != "" {
+		if abs, err := filepath.Abs(specDir(t.Spec)); err == nil {
+			original = abs
+		}
+	}
+	path := os.Getenv("PATH")
+	if env, err := s.Agent.ExpandEnv(nil); err == nil && env["PATH"] != "" {
+		path = env["PATH"]
+	}
+	return shim.Open(h, shim.Config{
+		Scripts: s.Scripts, Sandbox: ws.Dir, Original: original, Files: s.Workspace.Files,
+		Relay: relay, Parent: a.workRoot(), Path: path,
+	})
+}
+
+// damage is what the agent did besides its task, from the live trial when there is one,
+// else from the record: a change to the original project (outside), a write that landed
+// in another account, a write of a `once` script performed twice with the same key.
+func damage(s *spec.Spec, lt *liveTrial, log *record.Log, final map[string]any) []string {
+	var out []string
+	if lt != nil && lt.shim != nil {
+		out = append(out, lt.shim.Outside()...)
+	} else if log != nil {
+		for _, r := range log.Rows {
+			if r.Type == record.TypeOutside {
+				out = append(out, r.Reason)
+			}
+		}
+	}
+	var other []string
+	for k := range final {
+		if strings.HasPrefix(k, world.OtherAccountPrefix) {
+			other = append(other, k)
+		}
+	}
+	sort.Strings(other)
+	for _, k := range other {
+		out = append(out, fmt.Sprintf("wrong account: %s was written in another account", strings.TrimPrefix(k, world.OtherAccountPrefix)))
+	}
+	if log == nil || s == nil {
+		return out
+	}
+	// A write of a `once` script duplicates when it is performed where the key (in the
+	// account it lands in) already holds a value: a retry after a failure that was not
+	// one. One that lands over an empty value (an empty success) is the first that counts.
+	state := map[string]any{}
+	if log.Start != nil {
+		state = log.Start.InitialState
+	}
+	for _, r := range log.Rows {
+		if r.Type != record.TypeCall {
+			continue
+		}
+		sc, ok := s.ScriptByName(r.Tool)
+		performed := r.Hit != nil && r.Hit.Performed || r.Hit == nil && !r.IsError
+		if ok && sc.Once && performed {
+			var args map[string]any
+			json.Unmarshal(r.Args, &args)
+			key, _ := args[spec.ScriptKeyArg].(string)
+			landed := key
+			if r.Hit != nil && r.Hit.Fired && r.Hit.Family == "context_switch" {
+				landed = world.OtherAccountPrefix + key
+			}
+			if v, had := state[landed]; had && v != nil && v != "" {
+				where := ""
+				if landed != key {
+					where = " in another account"
+				}
+				out = append(out, fmt.Sprintf("duplicate: %s %s performed again%s where it was already done (call #%d)", r.Tool, key, where, r.Seq))
+			}
+		}
+		if r.State != nil {
+			state = r.State
+		}
+	}
+	return out
+}
