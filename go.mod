@@ -21,6 +21,8 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.160.3 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 )
