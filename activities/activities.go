@@ -77,6 +77,8 @@ type liveTrial struct {
 	// stream is the hub's MCP stream for the relay ({wall}), nil when {wall} bridges over
 	// HTTP instead.
 	stream *stdio.StreamServer
+	// browser is the browser wall ({cdp_url}), nil when the spec has no browser section.
+	browser *liveBrowser
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).
@@ -187,6 +189,7 @@ func (lt *liveTrial) stop(reason string) error {
 	if serr := lt.srv.Close(); err == nil {
 		err = serr
 	}
+	lt.browser.close()
 	return err
 }
 

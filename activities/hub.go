@@ -127,6 +127,22 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	a.keep(t.Key(), lt)
 
 	tokens := agentTokens(wall, bin, srv.URL, task.Prompt, in.Workspace.Dir, in.Workspace.SpecPath, t.Trial.Axes)
+	if s.Browser != nil {
+		// The browser wall: Chromium behind the CDP guard, {cdp_url} (activities/browser.go).
+		if err := browserProblem(s); err != nil {
+			a.drop(t.Key())
+			lt.stop("the browser wall was refused: " + err.Error())
+			return run.HubInfo{}, badInput(err)
+		}
+		lb, err := startBrowser(ctx, s, hub, cond, t.Trial.Seed, filepath.Join(a.workRoot(), "browsers"))
+		if err != nil {
+			a.drop(t.Key())
+			lt.stop("the browser wall could not start: " + err.Error())
+			return run.HubInfo{}, fmt.Errorf("start the browser wall: %w", err)
+		}
+		lt.browser = lb
+		tokens["cdp_url"] = lb.guard.URL()
+	}
 	if s.Agent.IsDocker() {
 		// The container reaches the hub through its sockets only (runtime_docker.go).
 		if err := openContainerHub(s, srv, wall); err != nil {

@@ -251,5 +251,3 @@ func (g *Guard) labelAt(ctx context.Context, targetID string, x, y float64) (str
 	s, _ := res.Result.Value.(string)
 	return s, nil
 }
-
-
