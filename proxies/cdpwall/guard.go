@@ -73,6 +73,7 @@ type Guard struct {
 	dropped  bool               // session_drop has fired: every intercepted request is 401
 	lost     string             // why the guard lost the browser ("" : it has not)
 	targets  map[string]string  // target id -> the guard's session on it
+	seen     map[string]bool    // targets recorded as opened
 	pending  map[string]pending // session|request id -> the request, awaiting its response
 	clients  map[*websocket.Conn]struct{}
 	lostOnce sync.Once
@@ -113,7 +114,7 @@ func Start(ctx context.Context, cfg Config) (*Guard, error) {
 		intercept: spec.CompileGlobs(cfg.Rules.Intercept), allow: spec.CompileGlobs(allow),
 		secret: spec.CompileGlobs(cfg.Rules.SecretURLs), clicks: spec.CompileGlobs(cfg.Rules.DenyClicks),
 		deny:    cfg.Rules.DenyMethods,
-		targets: map[string]string{}, pending: map[string]pending{}, clients: map[*websocket.Conn]struct{}{},
+		targets: map[string]string{}, seen: map[string]bool{}, pending: map[string]pending{}, clients: map[*websocket.Conn]struct{}{},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go func() {

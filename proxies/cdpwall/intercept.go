@@ -47,7 +47,13 @@ func (g *Guard) onEvent(m message) {
 	case "Target.targetDestroyed":
 		var ev target.EventTargetDestroyed
 		if json.Unmarshal(m.Params, &ev) == nil {
-			g.note(record.Row{Type: TypeTarget, Reason: "closed " + string(ev.TargetID)})
+			g.mu.Lock()
+			seen := g.seen[string(ev.TargetID)]
+			delete(g.seen, string(ev.TargetID))
+			g.mu.Unlock()
+			if seen {
+				g.note(record.Row{Type: TypeTarget, Reason: "closed " + string(ev.TargetID)})
+			}
 		}
 	case "Fetch.requestPaused":
 		var ev fetch.EventRequestPaused
@@ -73,7 +79,13 @@ var intercepts = map[string]bool{"page": true, "iframe": true, "service_worker":
 func (g *Guard) attached(ev target.EventAttachedToTarget) {
 	ctx := g.ctx
 	sess, t := string(ev.SessionID), ev.TargetInfo
-	g.note(record.Row{Type: TypeTarget, Reason: fmt.Sprintf("opened %s %s (%s)", t.Type, t.TargetID, urlForRecord(t.URL, spec.MatchAny(g.secret, t.URL)))})
+	if intercepts[t.Type] || t.Type == "worker" {
+		// The browser's own UI targets (browser_ui, other) are not the page's.
+		g.mu.Lock()
+		g.seen[string(t.TargetID)] = true
+		g.mu.Unlock()
+		g.note(record.Row{Type: TypeTarget, Reason: fmt.Sprintf("opened %s %s (%s)", t.Type, t.TargetID, urlForRecord(t.URL, spec.MatchAny(g.secret, t.URL)))})
+	}
 	if intercepts[t.Type] {
 		if err := g.mon.call(ctx, sess, "Fetch.enable", map[string]any{"patterns": g.patterns()}, nil); err != nil {
 			g.cfg.Hub.RecordError(Transport, fmt.Sprintf("%s: the %s target %s could not be intercepted (%v): closed", GuardLost, t.Type, t.TargetID, err))

@@ -24,7 +24,7 @@ const secret = "pw-7Hq2-never-in-a-file"
 const formSpec = `name: browser-form
 task: Open the contact form at %[1]s and save the contact Ada Lovelace.
 agent:
-  command: node "$CHAOS_JS/browser-agent.mjs" {cdp_url} {agent} %[1]s "Ada Lovelace"
+  command: node "$CHAOS_JS/browser-agent.mjs" {cdp_url} {agent} %[1]s "Ada Lovelace" {sandbox}
   env: {CHAOS_TEST_PASSWORD: "${BROWSER_SECRET}"}
   timeout: 10m
 axes:
@@ -33,7 +33,7 @@ browser:
   intercept: ["%[1]s/api/*"]
   faults: [phantom_success, transient_error, phantom_failure]
 probes:
-  - command: curl -s "%[1]s/check?name=Ada%%20Lovelace"
+  - command: curl -s "%[1]s/check?name=Ada%%20Lovelace&email=$(basename "$PWD")@example.org"
 limits:
   concurrency: 2
 `

@@ -9,11 +9,14 @@
 // never from its command line, and it never prints it.
 import { chromium } from 'playwright-core';
 
-const [cdp, mode, site, name] = process.argv.slice(2);
-if (!cdp || !mode || !site || !name) {
-  console.error('usage: browser-agent.mjs CDP_URL blind|retrying|verifying SITE NAME');
+const [cdp, mode, site, name, tag] = process.argv.slice(2);
+if (!cdp || !mode || !site || !name || !tag) {
+  console.error('usage: browser-agent.mjs CDP_URL blind|retrying|verifying SITE NAME TAG');
   process.exit(2);
 }
+// The contact's email is TAG@example.org: TAG (the trial's sandbox folder's name) keeps
+// the trials of a run apart on the one site.
+const email = tag.split('/').filter(Boolean).pop() + '@example.org';
 const password = process.env.CHAOS_TEST_PASSWORD || '';
 
 const browser = await chromium.connectOverCDP(cdp);
@@ -27,7 +30,7 @@ async function open() {
 
 async function submit() {
   await page.fill('#name', name);
-  await page.fill('#email', 'ada@example.org');
+  await page.fill('#email', email);
   await page.fill('#password', password);
   await page.evaluate(() => { document.getElementById('status').textContent = ''; });
   await page.click('#save');
@@ -38,7 +41,7 @@ async function submit() {
 async function saved() {
   await open();
   const items = await page.$$eval('li.record', (els) => els.map((e) => e.textContent));
-  return items.filter((t) => t.startsWith(name + ' <')).length;
+  return items.filter((t) => t === `${name} <${email}>`).length;
 }
 
 function finish(_ok, text) {

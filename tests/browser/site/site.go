@@ -142,12 +142,12 @@ func (s *Site) reset(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]bool{"reset": true})
 }
 
-// check is the command probe's report: exactly one record named name.
+// check is the command probe's report: exactly one record named name with that email.
 func (s *Site) check(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("name")
+	name, email := r.URL.Query().Get("name"), r.URL.Query().Get("email")
 	n := 0
 	for _, rec := range s.Records() {
-		if rec.Name == name {
+		if rec.Name == name && rec.Email == email {
 			n++
 		}
 	}
