@@ -94,5 +94,3 @@ func browserProblem(s *spec.Spec) error {
 	}
 	return nil
 }
-
-
