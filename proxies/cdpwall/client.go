@@ -123,6 +123,14 @@ func (a *agentConn) fromAgent(ctx context.Context) {
 			}
 			continue
 		}
+		if m.Method == "Browser.close" && m.SessionID == "" {
+			// The browser is the trial's, and the guard's eyes: an agent that closes it is
+			// disconnected as if it had closed, and the browser stays for the probes.
+			a.g.note(record.Row{Type: record.TypeRejected, Args: methodArgs(m), Reason: "Browser.close: the agent's connection was closed, the trial's browser kept"})
+			ans, _ := json.Marshal(message{ID: m.ID, Result: json.RawMessage(`{}`)})
+			a.toAgent(ctx, ans)
+			return
+		}
 		if why := a.g.refuse(ctx, a, m); why != "" {
 			a.g.note(record.Row{Type: record.TypeRejected, Args: methodArgs(m), Reason: why})
 			ans, _ := json.Marshal(message{ID: m.ID, SessionID: m.SessionID, Error: &cdpError{Code: -32000, Message: "chaos: " + why}})
@@ -163,6 +171,17 @@ func (g *Guard) refuse(ctx context.Context, a *agentConn, m message) string {
 	for _, d := range g.deny {
 		if d == m.Method || (strings.HasSuffix(d, ".*") && strings.HasPrefix(m.Method, strings.TrimSuffix(d, "*"))) {
 			return fmt.Sprintf("denied method %s (browser.deny_methods: %s)", m.Method, d)
+		}
+	}
+	if m.Method == "Fetch.continueRequest" || m.Method == "Fetch.continueResponse" {
+		// The agent's own interception runs beside the guard's: it may let a request go
+		// on, never rewrite one the guard has already checked.
+		var p map[string]json.RawMessage
+		json.Unmarshal(m.Params, &p)
+		for _, k := range []string{"url", "method", "postData", "headers"} {
+			if _, ok := p[k]; ok {
+				return fmt.Sprintf("%s may not rewrite a request's %s (the guard checks requests as the page sends them)", m.Method, k)
+			}
 		}
 	}
 	if m.Method == "Input.dispatchMouseEvent" && len(g.clicks) > 0 {
