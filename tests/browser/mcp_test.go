@@ -88,4 +88,3 @@ func TestPlaywrightMCP(t *testing.T) {
 		})
 	}
 }
-
