@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +98,16 @@ func BenchmarkPageLoadAndWrite(b *testing.B) {
 				Value any `json:"value"`
 			} `json:"result"`
 		}
-		if err := c.call(ctx, att.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &res); err != nil {
-			b.Fatal(err)
+		for {
+			// The first evaluation may land in about:blank's context, which the navigation
+			// destroys: evaluate again in the site's.
+			err := c.call(ctx, att.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &res)
+			if err == nil {
+				break
+			}
+			if !strings.Contains(err.Error(), "context was destroyed") && !strings.Contains(err.Error(), "Cannot find context") {
+				b.Fatal(err)
+			}
 		}
 		if res.Result.Value != "Saved" {
 			b.Fatalf("the page shows %v, want Saved", res.Result.Value)
