@@ -294,6 +294,26 @@ func TestGuardRules(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// The agent's own interception may not rewrite a request the guard checked.
+	err = f.client.call(ctx, f.sess, "Fetch.continueRequest", map[string]any{"requestId": "interception-job-1.0", "url": "http://127.0.0.1:1/elsewhere"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "may not rewrite a request's url") {
+		t.Fatalf("Fetch.continueRequest with a url: %v, want a denial", err)
+	}
+	// Browser.close ends the agent's connection; the trial's browser stays, guarded.
+	if err := f.client.call(ctx, "", "Browser.close", map[string]any{}, nil); err != nil {
+		t.Fatalf("Browser.close: %v", err)
+	}
+	<-f.client.done
+	if lost := f.guard.Lost(); lost != "" {
+		t.Fatalf("the guard lost the browser after the agent's Browser.close: %s", lost)
+	}
+	var v struct {
+		Browser string `json:"Browser"`
+	}
+	if err := getJSON(ctx, f.guard.URL()+"/json/version", &v); err != nil || v.Browser == "" {
+		t.Fatalf("the browser is gone after the agent's Browser.close: %v", err)
+	}
+
 	var reasons []string
 	for _, r := range f.rows(t) {
 		if r.Type == record.TypeRejected {
@@ -301,7 +321,7 @@ func TestGuardRules(t *testing.T) {
 		}
 	}
 	all := strings.Join(reasons, "\n")
-	for _, want := range []string{"denied method Page.printToPDF", "denied write: POST", `denied click on "Delete all"`} {
+	for _, want := range []string{"denied method Page.printToPDF", "denied write: POST", `denied click on "Delete all"`, "may not rewrite", "Browser.close: the agent's connection was closed"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no rejected row says %q; rejected rows:\n%s", want, all)
 		}

@@ -80,7 +80,8 @@ func TestPlaywrightMCP(t *testing.T) {
 			var results []run.TrialResult
 			testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &results)
 			if len(results) != 1 || results[0].Verdict != want {
-				t.Fatalf("verdicts %+v, want one %s", results, want)
+				stderr, _ := os.ReadFile(filepath.Join(out, "trials", "main", cond, "1", "stderr"))
+				t.Fatalf("verdicts %+v, want one %s\nthe agent's stderr:\n%s", results, want, stderr)
 			}
 			if n := len(st.Records()); (want == "correct") != (n == 1) {
 				t.Errorf("the site holds %d records", n)
