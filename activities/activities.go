@@ -80,6 +80,8 @@ type liveTrial struct {
 	stream *stdio.StreamServer
 	// shim is the script wall's launchers (proxies/shim), nil when the spec has no scripts.
 	shim *shim.Shim
+	// browser is the browser wall ({cdp_url}), nil when the spec has no browser section.
+	browser *liveBrowser
 }
 
 // New returns the activities with their defaults; c may be nil (no abort signals).
@@ -172,6 +174,7 @@ func (lt *liveTrial) stop(reason string) error {
 	if serr := lt.srv.Close(); err == nil {
 		err = serr
 	}
+	lt.browser.close()
 	return err
 }
 

@@ -137,6 +137,22 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if lt.shim != nil {
 		tokens["shim_path"] = lt.shim.Bin
 	}
+	if s.Browser != nil {
+		// The browser wall: Chromium behind the CDP guard, {cdp_url} (activities/browser.go).
+		if err := browserProblem(s); err != nil {
+			a.drop(t.Key())
+			lt.stop("the browser wall was refused: " + err.Error())
+			return run.HubInfo{}, badInput(err)
+		}
+		lb, err := startBrowser(ctx, s, hub, cond, t.Trial.Seed, filepath.Join(a.workRoot(), "browsers"))
+		if err != nil {
+			a.drop(t.Key())
+			lt.stop("the browser wall could not start: " + err.Error())
+			return run.HubInfo{}, fmt.Errorf("start the browser wall: %w", err)
+		}
+		lt.browser = lb
+		tokens["cdp_url"] = lb.guard.URL()
+	}
 	if s.Agent.IsDocker() {
 		// The container reaches the hub through its sockets only (runtime_docker.go).
 		if err := openContainerHub(s, srv, wall); err != nil {

@@ -76,6 +76,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 
 	res.Profile, res.Infra = profile, closing.Infra
+	if why := guardLost(log); why != "" {
+		noVerdict(why)
+	}
 	worldKnown, clean := false, t.Condition == "clean"
 	var final map[string]any
 	if log != nil && s != nil {

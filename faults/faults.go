@@ -259,6 +259,10 @@ func Generate(s *spec.Spec) ([]Condition, error) {
 			}
 		}
 	}
+	for _, c := range browserConditions(s) {
+		seen[c.ID] = true
+		out = append(out, c)
+	}
 	if s.FaultSet == "ajantik" {
 		out = ajantikSet(s, out)
 		seen = map[string]bool{}
@@ -361,6 +365,10 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 func Describe(s *spec.Spec, c Condition) Info {
 	if c.Clean() {
 		return Info{Hits: "no call", Receives: "the real reply", World: "changes as asked"}
+	}
+	if c.Tool == spec.BrowserTool {
+		cc := c
+		return describeBrowser(&cc)
 	}
 	f := registry[c.Family]
 	t, _ := s.ToolByName(c.Tool)

@@ -189,7 +189,7 @@ func (d *decoder) faultSet(n *yaml.Node, key string) string {
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
 	"faults", "fault_set", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
-	"model", "outcomes", "servers", "probes", "scripts", "units",
+	"model", "outcomes", "servers", "probes", "scripts", "units", "browser",
 }
 
 // nativeHints point keys written at the top to where they belong.
@@ -211,7 +211,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	var command *yaml.Node
 	s.Agent, command = d.agent(f["agent"])
 	s.Servers = d.servers(f["servers"])
-	if f["tools"] != nil || (f["servers"] == nil && f["scripts"] == nil) {
+	if f["tools"] != nil || (f["servers"] == nil && f["scripts"] == nil && f["browser"] == nil) {
 		s.Tools = d.tools(root, f["tools"], nativeToolKeys, "reply", nativeToolHints)
 	}
 	s.Scripts = d.scripts(f["scripts"], s.Tools)
@@ -256,6 +256,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	if len(s.Servers) > 0 {
 		known = nil
 	}
+	s.Browser = d.browser(f["browser"], s.Tools)
 	s.Faults = d.families(f["faults"], known)
 	s.FaultSet = d.faultSet(f["fault_set"], "fault_set")
 	s.Conditions = d.conditions(f["conditions"], known)
@@ -278,6 +279,9 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Model = d.model(f["model"])
 	s.Outcomes = d.outcomes(f["outcomes"])
 	d.commandTokens(command, s.Agent.Command, s.Axes)
+	if s.Browser == nil && usesToken(s.Agent.Command, "cdp_url") {
+		d.errorf(command, "agent.command: {cdp_url} needs a browser: section, the browser the CDP guard stands in front of")
+	}
 	if s.Model.Upstream == "" && usesToken(s.Agent.Command, "llm_url") {
 		d.errorf(command, "agent.command: {llm_url} needs model.upstream, the base URL the model proxy forwards to")
 	}

@@ -398,7 +398,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown token", edit(`"run {task}"`, `"run {tsk} '{\"a\":1}' ${HOME}"`),
 			[]string{`spec.yaml:3: agent.command: unknown token {tsk} (did you mean {task}?)`}},
 		{"unknown token, nothing close", edit(`"run {task}"`, `"run {model}"`),
-			[]string{`spec.yaml:3: agent.command: unknown token {model} (known: {task}, {wall}, {mcp_config}, {codex_config}, {wall_url}, {llm_url}, {sandbox}, {spec}, {chaos}, {shim_path})`}},
+			[]string{`spec.yaml:3: agent.command: unknown token {model} (known: {task}, {wall}, {mcp_config}, {codex_config}, {wall_url}, {llm_url}, {sandbox}, {spec}, {chaos}, {shim_path}, {cdp_url})`}},
 		{"unknown token on a later line of a block", edit(`agent: {command: "run {task}"}`, "agent:\n  command: |\n    run\n    {wal}"),
 			[]string{`spec.yaml:6: agent.command: unknown token {wal} (did you mean {wall}?)`}},
 		{"axis named like a token", base + "axes: {task: [a]}\n",

@@ -64,6 +64,8 @@ type Spec struct {
 	Model ModelSpec `json:"model,omitzero"`
 	// Outcomes are named outcomes declared besides the built-in verdicts.
 	Outcomes Outcomes `json:"outcomes,omitzero"`
+	// Browser is a Chromium behind the CDP guard, reached through {cdp_url} (spec/browser.go).
+	Browser *Browser `json:"browser,omitempty"`
 	// Extra holds keys that are accepted but not used yet: Ajantik's skill and mcp_server
 	// (the latter as JSON).
 	Extra map[string]string `json:"-"`
@@ -95,7 +97,7 @@ type TextCheck struct {
 }
 
 // CommandTokens are the tokens agent.command may hold besides the names of the axes.
-var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos", "shim_path"}
+var CommandTokens = []string{"task", "wall", "mcp_config", "codex_config", "wall_url", "llm_url", "sandbox", "spec", "chaos", "shim_path", "cdp_url"}
 
 // Profiles name the ways an agent's closing message is read.
 var Profiles = []string{"generic", "claude-code", "codex", "goose", "scripted"}

@@ -106,7 +106,9 @@ async function main() {
   const server = opts.mcpURL
     ? new MCPServerStreamableHttp({ url: opts.mcpURL, name: "chaos-wall", toolFilter })
     : opts.wall
-      ? new MCPServerStdio({ fullCommand: opts.wall, name: "chaos-wall", toolFilter })
+      ? // A server from npm (Playwright's MCP server) takes longer than the SDK's 5 s to
+        // answer a request on a loaded machine: wait as a patient user would.
+        new MCPServerStdio({ fullCommand: opts.wall, name: "chaos-wall", toolFilter, clientSessionTimeoutSeconds: 300 })
       : null;
   await server?.connect();
   try {
