@@ -37,7 +37,7 @@ type UpstreamConfig struct {
 	Sandbox string
 	// Lookup reads the ${VAR}s of env, headers and URLs (default os.LookupEnv).
 	Lookup func(string) (string, bool)
-	// ConnectTimeout bounds starting a server and its handshake (default 30s);
+	// ConnectTimeout bounds starting a server and its handshake (default 2 minutes: an npm server on a machine at load 45 takes tens of seconds);
 	// CallTimeout bounds one forwarded call (default 60s).
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
@@ -82,13 +82,14 @@ type exchange struct {
 type upstreamConn struct {
 	server  spec.Server
 	session *mcp.ClientSession
+	cmd     *exec.Cmd // a stdio server's process, whose group close ends
 	stderr  *tailWriter
 	tools   []*mcp.Tool
 	gone    string
 }
 
 const (
-	defaultConnectTimeout = 30 * time.Second
+	defaultConnectTimeout = 2 * time.Minute
 	defaultCallTimeout    = 60 * time.Second
 	// keepSeen bounds the replies remembered per tool.
 	keepSeen = 16
@@ -186,6 +187,8 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 			cmd.Dir = sandbox
 		}
 		cmd.Stderr = c.stderr
+		ownGroup(cmd)
+		c.cmd = cmd
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
 		hc := &http.Client{Transport: headersTransport{headers: e.headers, host: hostOf(e.url)}}
@@ -200,6 +203,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
+		killGroup(c.cmd)
 		return nil, u.connectError(e.server, c, "did not answer the MCP handshake", err, cctx)
 	}
 	c.session = cs
@@ -208,6 +212,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 		res, err := cs.ListTools(cctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			cs.Close()
+			killGroup(c.cmd)
 			return nil, u.connectError(e.server, c, "did not list its tools", err, cctx)
 		}
 		c.tools = append(c.tools, res.Tools...)
@@ -218,6 +223,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 	}
 	if len(c.tools) == 0 {
 		cs.Close()
+		killGroup(c.cmd)
 		return nil, fmt.Errorf("%s has no tools", describeServer(e.server))
 	}
 	return c, nil
@@ -565,6 +571,7 @@ func (u *Upstream) Close() error {
 		go func() {
 			defer wg.Done()
 			c.session.Close()
+			killGroup(c.cmd)
 		}()
 	}
 	wg.Wait()

@@ -87,7 +87,7 @@ func TestReferenceAgentsOnMemory(t *testing.T) {
 	env, tmp := testEnv(t)
 	specPath := memoryRunSpec(t, tmp)
 	out := filepath.Join(tmp, "run")
-	res := runChaos(t, env, 4*time.Minute, "run", specPath, "--out", out,
+	res := runChaos(t, env, 15*time.Minute, "run", specPath, "--out", out,
 		"--only", "clean,phantom_success@create_entities,transient_error@create_entities,permanent_error@create_entities,truncated_reply@open_nodes")
 	if res.code != 0 {
 		t.Fatalf("chaos run exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)

@@ -33,7 +33,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatal("a refused record wrote a spec")
 	}
 
-	rec := runChaos(t, env, 2*time.Minute, append([]string{args[0], "--allow-real-calls"}, args[1:]...)...)
+	rec := runChaos(t, env, 15*time.Minute, append([]string{args[0], "--allow-real-calls"}, args[1:]...)...)
 	if rec.code != 0 {
 		t.Fatalf("chaos record exited %d\nstdout:\n%s\nstderr:\n%s", rec.code, rec.stdout, rec.stderr)
 	}
@@ -66,7 +66,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 	// The recorded spec runs as it is: the clean condition is correct.
 	runOut := filepath.Join(tmp, "run")
-	res := runChaos(t, env, 3*time.Minute, "run", out, "--out", runOut, "--only", "clean,phantom_success@create_entities")
+	res := runChaos(t, env, 15*time.Minute, "run", out, "--out", runOut, "--only", "clean,phantom_success@create_entities")
 	if res.code != 0 {
 		t.Fatalf("chaos run exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -80,7 +80,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 	// The same spec with the blind agent: its probes catch the write the wall swallowed.
 	blindOut := filepath.Join(tmp, "blind")
-	res = runChaos(t, env, 3*time.Minute, append([]string{"run", out, "--out", blindOut, "--only", "clean,phantom_success@create_entities", "--"}, agent("blind")...)...)
+	res = runChaos(t, env, 15*time.Minute, append([]string{"run", out, "--out", blindOut, "--only", "clean,phantom_success@create_entities", "--"}, agent("blind")...)...)
 	if res.code != 0 {
 		t.Fatalf("chaos run (blind) exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}

@@ -227,7 +227,7 @@ probes:
 	// Watch the process list while the run goes on.
 	stopWatching := watchProcessList(t, header, token)
 	out := filepath.Join(tmp, "run")
-	res := runChaos(t, env, 4*time.Minute, "run", specPath, "--out", out, "--only", "clean,phantom_success@create_entities,transient_error@echo")
+	res := runChaos(t, env, 15*time.Minute, "run", specPath, "--out", out, "--only", "clean,phantom_success@create_entities,transient_error@echo")
 	faultsOut := runChaos(t, env, time.Minute, "faults", specPath)
 	stopWatching()
 	if res.code != 0 || faultsOut.code != 0 {

@@ -76,7 +76,7 @@ claim:
 
 	out := filepath.Join(tmp, "run")
 	start := time.Now()
-	res := runChaos(t, env, 4*time.Minute, "run", specPath, "--out", out, "--only", "clean,phantom_success@toggle-simulated-logging")
+	res := runChaos(t, env, 15*time.Minute, "run", specPath, "--out", out, "--only", "clean,phantom_success@toggle-simulated-logging")
 	stopWatching()
 	if res.code != 0 {
 		t.Fatalf("chaos run exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
@@ -149,7 +149,7 @@ func TestSSEServerRecord(t *testing.T) {
 	everything := startEverythingSSE(t)
 	script := writeFile(t, tmp, "script.yaml", "sources:\n  - {tool: echo, args: {message: hello}}\nwrites:\n  - name: simulated logging\n    tool: toggle-simulated-logging\n")
 	out := filepath.Join(tmp, "recorded.yaml")
-	rec := runChaos(t, env, 2*time.Minute, "record", "--allow-real-calls", "--task", "Turn simulated logging on.", "--server", "sse+"+everything, "--out", out,
+	rec := runChaos(t, env, 15*time.Minute, "record", "--allow-real-calls", "--task", "Turn simulated logging on.", "--server", "sse+"+everything, "--out", out,
 		"--", chaosBin, "agent", "scripted", "--style", "blind", "--transport", "stdio", "--wall-command", "{wall}", "--script", script)
 	if rec.code != 0 {
 		t.Fatalf("chaos record exited %d\nstdout:\n%s\nstderr:\n%s", rec.code, rec.stdout, rec.stderr)
