@@ -36,7 +36,9 @@ func TestOrphanRemovedAtWorkerStart(t *testing.T) {
 		if err := dk.API().ContainerPause(ctx, s.ID); err != nil {
 			t.Fatalf("pause %.12s: %v", s.ID, err)
 		}
-		t.Cleanup(func() { dk.API().ContainerRemove(context.Background(), s.ID, dockercontainer.RemoveOptions{Force: true}) })
+		t.Cleanup(func() {
+			dk.API().ContainerRemove(context.Background(), s.ID, dockercontainer.RemoveOptions{Force: true})
+		})
 	}
 	p.Kill()
 
