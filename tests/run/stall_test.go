@@ -34,7 +34,15 @@ func describeStall(t testing.TB, addr, runID string) string {
 		fmt.Fprintf(&b, "pending workflow task: %s scheduled %s started %s attempt %d\n", wt.GetState(), wt.GetScheduledTime().AsTime(), wt.GetStartedTime().AsTime(), wt.GetAttempt())
 	}
 	for _, ch := range d.GetPendingChildren() {
-		fmt.Fprintf(&b, "pending child: %s\n", ch.GetWorkflowId())
+		// A child the parent still waits for but that has closed is a completion lost on
+		// its way to the parent.
+		status := "?"
+		if cd, err := c.DescribeWorkflowExecution(ctx, ch.GetWorkflowId(), ch.GetRunId()); err == nil {
+			status = cd.GetWorkflowExecutionInfo().GetStatus().String()
+		} else {
+			status = err.Error()
+		}
+		fmt.Fprintf(&b, "pending child: %s (its own status: %s)\n", ch.GetWorkflowId(), status)
 	}
 	for _, a := range d.GetPendingActivities() {
 		fmt.Fprintf(&b, "pending activity: %s %s attempt %d last failure %v\n", a.GetActivityType().GetName(), a.GetState(), a.GetAttempt(), a.GetLastFailure())
