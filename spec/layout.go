@@ -51,10 +51,13 @@ func newLayout(s *Spec) *Layout {
 func (l *Layout) cellCount() int {
 	n := len(l.Tasks)
 	for _, ax := range l.Axes {
-		n *= len(ax.Values)
 		if n > maxExpand {
 			return -1
 		}
+		n *= len(ax.Values)
+	}
+	if n > maxExpand {
+		return -1
 	}
 	return n
 }
