@@ -22,7 +22,11 @@ import (
 //
 // Once, on 2026-12-01 (load 20-50), every trial finished but the experiment never went
 // on to Aggregate; it has not happened again in the runs since (see docs/ARCHITECTURE.md,
-// what survives what). Should it, the test fails saying where the experiment waits.
+// what survives what). The test's PostgreSQL then ran with synchronous_commit=off, so
+// an immediate stop could lose commits it had acknowledged (a child's initiated event,
+// say), which no real server does and Temporal does not survive; pgtest now commits
+// synchronously. Should the stall come back, the test fails saying where the experiment
+// waits.
 func TestDatabaseLoss(t *testing.T) {
 	pg := pgtest.Start(t)
 	env := testkit.Env(t)
