@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -115,15 +116,22 @@ func (l *Layout) Expand(conditions []string, reps int) (cells []string, trials [
 	return cells, trials, nil
 }
 
-// layoutPlan is a plan's JSON with a layout: no trials and no cells, both made again
-// from the layout when it is read.
+// layoutPlan is a plan's JSON with a layout: "trials" is an object holding the layout,
+// not a list, and there are no cells; both are made again from the layout when it is
+// read. (A worker of a build before layouts then fails to read the input, and the
+// workflow task is retried until an upgraded worker takes it, instead of running a
+// plan of no trials.)
 type layoutPlan struct {
-	SpecName    string   `json:"spec_name"`
-	Conditions  []string `json:"conditions"`
-	Replicates  int      `json:"replicates"`
-	Concurrency int      `json:"concurrency"`
-	PairedWith  string   `json:"paired_with,omitempty"`
-	Layout      *Layout  `json:"layout"`
+	SpecName    string       `json:"spec_name"`
+	Trials      layoutTrials `json:"trials"`
+	Conditions  []string     `json:"conditions"`
+	Replicates  int          `json:"replicates"`
+	Concurrency int          `json:"concurrency"`
+	PairedWith  string       `json:"paired_with,omitempty"`
+}
+
+type layoutTrials struct {
+	Layout *Layout `json:"layout"`
 }
 
 // fullPlan is a plan's JSON with every trial (plans made before layouts, or one whose
@@ -134,8 +142,8 @@ type fullPlan Plan
 // else as every trial.
 func (p Plan) MarshalJSON() ([]byte, error) {
 	if p.Layout != nil && p.layoutMatches() {
-		return json.Marshal(layoutPlan{SpecName: p.SpecName, Conditions: p.Conditions, Replicates: p.Replicates,
-			Concurrency: p.Concurrency, PairedWith: p.PairedWith, Layout: p.Layout})
+		return json.Marshal(layoutPlan{SpecName: p.SpecName, Trials: layoutTrials{p.Layout}, Conditions: p.Conditions,
+			Replicates: p.Replicates, Concurrency: p.Concurrency, PairedWith: p.PairedWith})
 	}
 	f := fullPlan(p)
 	f.Layout = nil
@@ -145,12 +153,12 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads either form; a layout is expanded into Cells and Trials.
 func (p *Plan) UnmarshalJSON(b []byte) error {
 	var probe struct {
-		Layout json.RawMessage `json:"layout"`
+		Trials json.RawMessage `json:"trials"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return err
 	}
-	if len(probe.Layout) == 0 || string(probe.Layout) == "null" {
+	if t := bytes.TrimSpace(probe.Trials); len(t) == 0 || t[0] != '{' {
 		var f fullPlan
 		if err := json.Unmarshal(b, &f); err != nil {
 			return err
@@ -162,12 +170,16 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &lp); err != nil {
 		return err
 	}
-	cells, trials, err := lp.Layout.Expand(lp.Conditions, lp.Replicates)
+	l := lp.Trials.Layout
+	if l == nil {
+		return fmt.Errorf("the plan's trials hold no layout")
+	}
+	cells, trials, err := l.Expand(lp.Conditions, lp.Replicates)
 	if err != nil {
 		return err
 	}
 	*p = Plan{SpecName: lp.SpecName, Conditions: lp.Conditions, Cells: cells, Trials: trials, Replicates: lp.Replicates,
-		Concurrency: lp.Concurrency, PairedWith: lp.PairedWith, Layout: lp.Layout}
+		Concurrency: lp.Concurrency, PairedWith: lp.PairedWith, Layout: l}
 	return nil
 }
 

@@ -45,8 +45,16 @@ func TestPlanLayoutRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(b), `"trials"`) || !strings.Contains(string(b), `"layout"`) {
+			if strings.Contains(string(b), `"id"`) || !strings.Contains(string(b), `"trials":{"layout":`) {
 				t.Fatalf("the plan travels with its trials, want its layout: %s", b)
+			}
+			// A build before layouts reads "trials" as a list: it must fail, not read a
+			// plan of no trials.
+			var old struct {
+				Trials []TrialPlan `json:"trials"`
+			}
+			if err := json.Unmarshal(b, &old); err == nil {
+				t.Fatalf("a plan of the form before layouts read the layout as %d trials", len(old.Trials))
 			}
 			var got Plan
 			if err := json.Unmarshal(b, &got); err != nil {
@@ -70,7 +78,7 @@ func TestPlanLayoutFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"trials"`) || strings.Contains(string(b), `"layout"`) {
+	if !strings.Contains(string(b), `"trials":[{"id"`) || strings.Contains(string(b), `"layout"`) {
 		t.Fatalf("a changed plan must travel with its trials, not its layout: %s", b)
 	}
 	var got Plan
@@ -83,7 +91,7 @@ func TestPlanLayoutFallback(t *testing.T) {
 
 // A layout naming more trials than can be held is refused, not expanded.
 func TestPlanLayoutTooLarge(t *testing.T) {
-	b := []byte(`{"spec_name":"x","conditions":["a","b"],"replicates":1000000,"concurrency":1,"layout":{"tasks":["t"],"seed":1}}`)
+	b := []byte(`{"spec_name":"x","conditions":["a","b"],"replicates":1000000,"concurrency":1,"trials":{"layout":{"tasks":["t"],"seed":1}}}`)
 	var p Plan
 	if err := json.Unmarshal(b, &p); err == nil || !strings.Contains(err.Error(), "more than 1048576 trials") {
 		t.Fatalf("error %v, want a refusal", err)

@@ -27,8 +27,8 @@ func TestExperimentRunsLayoutPlan(t *testing.T) {
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "want continue-as-new, got %v", env.GetWorkflowError())
 	require.Len(t, can.Input.GetPayloads(), 1)
 	data := string(can.Input.GetPayloads()[0].GetData())
-	require.Contains(t, data, `"layout"`)
-	require.NotContains(t, data, `"trials"`, "the continue-as-new input carries the layout, not the trials")
+	require.Contains(t, data, `"trials":{"layout":`)
+	require.NotContains(t, data, `"id":`, "the continue-as-new input carries the layout, not the trials")
 	var next ExperimentInput
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.Equal(t, 5, next.Next)
@@ -48,5 +48,6 @@ func TestExperimentRunsLayoutPlan(t *testing.T) {
 	require.Equal(t, len(plan.Trials), len(agg.Plan.Trials), "Aggregate's plan names every trial")
 	b, err := converterFor().ToPayload(*agg)
 	require.NoError(t, err)
-	require.False(t, strings.Contains(string(b.GetData()), `"trials"`), "Aggregate's input carries the layout, not the trials")
+	require.True(t, strings.Contains(string(b.GetData()), `"trials":{"layout":`), "Aggregate's input carries the layout")
+	require.False(t, strings.Contains(string(b.GetData()), `"id":`), "Aggregate's input carries the layout, not the trials")
 }
