@@ -87,8 +87,12 @@ func TestScale(t *testing.T) {
 			}
 			results := readVerdicts(t, out, ids)
 			counts := map[string]int{}
-			for _, r := range results {
+			for id, r := range results {
 				counts[r.Outcome]++
+				if r.Outcome == run.OutcomeFailed && counts[r.Outcome] <= 10 {
+					// The folder goes with the test: say why here.
+					t.Logf("trial %s failed: %s", id, r.Reason)
+				}
 			}
 			t.Logf("%d trials: %v", len(results), counts)
 			if abort {
