@@ -253,8 +253,9 @@ func (d *dockerAgent) finish(ctx context.Context) int {
 	}
 }
 
-// dockerClient is the worker's connection to its Docker engine, made on first use; the
-// first use also removes the containers of this host's workers that are dead.
+// dockerClient is the worker's connection to its Docker engine, made at the worker's
+// start (ConnectDocker) or else on first use; making it also removes the containers of
+// this host's workers that are dead.
 func (a *Activities) dockerClient(ctx context.Context) (*container.Client, error) {
 	a.dockerMu.Lock()
 	defer a.dockerMu.Unlock()
@@ -272,6 +273,16 @@ func (a *Activities) dockerClient(ctx context.Context) (*container.Client, error
 		a.logger().Info("removed agent containers whose worker is dead", "count", n)
 	}
 	return cli, nil
+}
+
+// ConnectDocker connects a's worker to the Docker engine, which removes the containers
+// this host's dead workers left (see dockerClient). A worker calls it once as it starts,
+// so that a killed worker's containers go before any trial runs; with no engine
+// answering it returns the error and the worker goes on (a worker that runs no docker
+// trial needs none; the first docker trial tries again).
+func ConnectDocker(ctx context.Context, a *Activities) error {
+	_, err := a.dockerClient(ctx)
+	return err
 }
 
 // RemoveOrphanContainers removes the agent containers that a worker on this host

@@ -12,7 +12,8 @@ import (
 )
 
 // Plan is what a run will do: every trial with its cell, condition, replicate and seed.
-// The experiment workflow receives it whole and plans nothing itself.
+// The experiment workflow receives it whole and plans nothing itself; on the wire a plan
+// made by NewPlan is its Layout (see MarshalJSON), which does not grow with its trials.
 type Plan struct {
 	SpecName    string      `json:"spec_name"`
 	Trials      []TrialPlan `json:"trials"`
@@ -22,6 +23,9 @@ type Plan struct {
 	Concurrency int         `json:"concurrency"`
 	// PairedWith is the run folder whose seeds the trials reuse (see PairWith).
 	PairedWith string `json:"paired_with,omitempty"`
+	// Layout makes Cells and Trials again from the spec's tasks, axes and seed (nil: the
+	// plan travels with every trial).
+	Layout *Layout `json:"layout,omitempty"`
 }
 
 // TrialPlan is one trial to run.
@@ -109,7 +113,7 @@ func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error)
 		return nil, fmt.Errorf("the run would have %s trials (%s x %d conditions x %d replicates); a run has at most %d: lower --reps or the spec's replicates, pick conditions with --only, or use fewer axis values",
 			countText(cells*int64(len(conditions))*int64(reps), cells > MaxTrials), cellsText(cells), len(conditions), reps, MaxTrials)
 	}
-	p := &Plan{SpecName: s.Name, Conditions: conditions, Replicates: reps, Concurrency: concurrency}
+	p := &Plan{SpecName: s.Name, Conditions: conditions, Replicates: reps, Concurrency: concurrency, Layout: newLayout(s)}
 	// A trial id names a folder and a workflow: two trials with one id would be one trial.
 	// The loader refuses axis values that collide; this catches any other way.
 	cellOf := map[string]string{}
@@ -141,8 +145,8 @@ func NewPlan(s *Spec, conditions []string, reps, concurrency int) (*Plan, error)
 	return p, nil
 }
 
-// MaxTrials bounds a run: its plan is held in memory and sent whole as the experiment
-// workflow's input, so a mistyped flag must not plan a billion trials.
+// MaxTrials bounds a run: its plan is held in memory by the client and the workflow,
+// so a mistyped flag must not plan a billion trials.
 const MaxTrials = 10_000
 
 // MaxReplicates bounds replicates, in the spec and on the command line.
@@ -245,6 +249,9 @@ func (p *Plan) ReuseSeeds(from string, seed func(cell string, rep int) (int64, b
 	for i, t := range p.Trials {
 		if s, ok := seed(t.Cell, t.Rep); ok {
 			p.Trials[i].Seed = s
+			if p.Layout != nil {
+				p.Layout.reuseSeed(p, i, s)
+			}
 			n++
 		}
 	}

@@ -72,5 +72,6 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		}
 	}
 	w.RegisterActivity(acts)
+	go removeOrphanContainers(acts)
 	return w
 }

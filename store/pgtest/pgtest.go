@@ -100,8 +100,7 @@ func Start(tb testing.TB) *Cluster {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", c.Port, c.dir)
-		out, err := c.cmd(runAs, "pg_ctl", "-D", c.data(), "-o", opts, "-l", c.logPath(), "-w", "-t", "60", "start").CombinedOutput()
+		out, err := c.cmd(runAs, "pg_ctl", "-D", c.data(), "-o", c.options(), "-l", c.logPath(), "-w", "-t", "60", "start").CombinedOutput()
 		if err == nil {
 			break
 		}
@@ -113,6 +112,17 @@ func Start(tb testing.TB) *Cluster {
 		tb.Fatalf("pgtest: %v\nserver log:\n%s", err, c.Log())
 	}
 	return c
+}
+
+// options are the server's settings. fsync and full page writes are off: they guard
+// against the machine losing power, which a test does not do, and cost seconds. Commits
+// stay synchronous: a commit is then written to the operating system before it is
+// acknowledged, so a server killed at once (Stop) loses nothing it said was committed,
+// as a real server does. With synchronous_commit=off it could lose the last ones, and a
+// Temporal server on it would find its history torn (an event its mutable state names,
+// gone) after a restart.
+func (c *Cluster) options() string {
+	return fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200", c.Port, c.dir)
 }
 
 // URL is the connection URL of database db on this cluster, as the superuser (the

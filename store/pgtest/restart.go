@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -19,8 +18,7 @@ func (c *Cluster) Restart() {
 	if err != nil {
 		c.tb.Fatalf("pgtest: %v", err)
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", c.Port, c.dir)
-	if out, err := c.cmd(runAs, "pg_ctl", "-D", c.data(), "-o", opts, "-l", c.logPath(), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+	if out, err := c.cmd(runAs, "pg_ctl", "-D", c.data(), "-o", c.options(), "-l", c.logPath(), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
 		c.tb.Fatalf("pgtest: pg_ctl start again: %v\n%s\nserver log:\n%s", err, out, c.Log())
 	}
 	c.stopped = false
