@@ -183,9 +183,11 @@ func (g *Guard) paused(sess string, ev fetch.EventRequestPaused) {
 		g.fake(ctx, sess, id, args, 503, faults.TextUnavailable, "failed with 503, not sent")
 		return
 	case fired && cond.Family == "phantom_success":
-		g.fulfill(ctx, sess, id, 200, []byte("{}"))
+		// Recorded before the page gets its answer, as every faked answer is: whoever
+		// reads the record once the page has moved on finds the call in it.
 		g.note(record.Row{Type: record.TypeCall, Args: args, Reply: "{}", Status: 200,
 			Hit: &record.Hit{Fired: true, Family: cond.Family, How: "answered 200 {}, not sent", Performed: false}})
+		g.fulfill(ctx, sess, id, 200, []byte("{}"))
 		return
 	case fired && cond.Family == "phantom_failure":
 		p.failIt = true
@@ -231,9 +233,9 @@ func (g *Guard) responded(ctx context.Context, sess, key string, ev fetch.EventR
 	real := bodyForRecord(raw, p.secret)
 	if p.failIt {
 		text := `{"error":"500 Internal Server Error: the write could not be completed"}`
-		g.fulfill(ctx, sess, ev.RequestID, 500, []byte(text))
 		g.note(record.Row{Type: record.TypeCall, Args: args, Reply: text, Status: 500, IsError: true,
 			RealReply: fmt.Sprintf("%d %s", status, real), Hit: p.hit})
+		g.fulfill(ctx, sess, ev.RequestID, 500, []byte(text))
 		return
 	}
 	g.note(record.Row{Type: record.TypeCall, Args: args, Reply: real, Status: status, IsError: status >= 400, Hit: p.hit})
@@ -245,9 +247,9 @@ func (g *Guard) responded(ctx context.Context, sess, key string, ev fetch.EventR
 // fake answers a request the site never sees with an error of the fault's.
 func (g *Guard) fake(ctx context.Context, sess string, id fetch.RequestID, args json.RawMessage, status int, text, how string) {
 	b, _ := json.Marshal(map[string]string{"error": text})
-	g.fulfill(ctx, sess, id, status, b)
 	g.note(record.Row{Type: record.TypeCall, Args: args, Reply: string(b), Status: status, IsError: true,
 		Hit: &record.Hit{Fired: true, Family: g.cfg.Condition.Family, How: how, Performed: false}})
+	g.fulfill(ctx, sess, id, status, b)
 }
 
 func (g *Guard) fulfill(ctx context.Context, sess string, id fetch.RequestID, status int, body []byte) {
