@@ -78,18 +78,7 @@ func BenchmarkPageLoadAndWrite(b *testing.B) {
 
 	once := func(c *conn) time.Duration {
 		start := time.Now()
-		var created struct {
-			TargetID string `json:"targetId"`
-		}
-		if err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": st.URL + "/"}, &created); err != nil {
-			b.Fatal(err)
-		}
-		var att struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &att); err != nil {
-			b.Fatal(err)
-		}
+		target, sess := openTab(ctx, b, c, st.URL+"/")
 		expr := `new Promise(r => { const f = () => document.body && document.body.dataset.loaded ? r(1) : setTimeout(f, 2); f(); })
 			.then(() => { document.getElementById('name').value = 'Ada'; return saveRecord(); })
 			.then(() => document.getElementById('status').textContent)`
@@ -101,7 +90,7 @@ func BenchmarkPageLoadAndWrite(b *testing.B) {
 		for {
 			// The first evaluation may land in about:blank's context, which the navigation
 			// destroys: evaluate again in the site's.
-			err := c.call(ctx, att.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &res)
+			err := c.call(ctx, sess, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true}, &res)
 			if err == nil {
 				break
 			}
@@ -113,7 +102,7 @@ func BenchmarkPageLoadAndWrite(b *testing.B) {
 			b.Fatalf("the page shows %v, want Saved", res.Result.Value)
 		}
 		d := time.Since(start)
-		c.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
+		c.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": target}, nil)
 		return d
 	}
 	once(dc) // warm both browsers up

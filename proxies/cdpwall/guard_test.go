@@ -112,23 +112,12 @@ func start(t *testing.T, condition string) *fixture {
 	}
 	go c.run(context.Background(), func(message) {})
 	t.Cleanup(c.close)
-	var created struct {
-		TargetID string `json:"targetId"`
-	}
-	if err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": st.URL + "/"}, &created); err != nil {
-		t.Fatal(err)
-	}
-	var att struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &att); err != nil {
-		t.Fatal(err)
-	}
+	_, sess := openTab(ctx, t, c, st.URL+"/")
 	// A tab in the background gets no frames, and so no input: bring it to the front.
-	if err := c.call(ctx, att.SessionID, "Page.bringToFront", map[string]any{}, nil); err != nil {
+	if err := c.call(ctx, sess, "Page.bringToFront", map[string]any{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{site: st, guard: g, hub: h, rec: recPath, client: c, sess: att.SessionID, lost: lost, chrome: chrome}
+	f := &fixture{site: st, guard: g, hub: h, rec: recPath, client: c, sess: sess, lost: lost, chrome: chrome}
 	for f.eval(t, `document.body && document.body.dataset.loaded || ""`) != "1" {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -374,4 +363,23 @@ func testWait(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// openTab opens url in a new tab over c and attaches to it (a flat session): the tab's
+// target id and session id.
+func openTab(ctx context.Context, tb testing.TB, c *conn, url string) (target, session string) {
+	tb.Helper()
+	var created struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": url}, &created); err != nil {
+		tb.Fatal(err)
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &att); err != nil {
+		tb.Fatal(err)
+	}
+	return created.TargetID, att.SessionID
 }

@@ -27,15 +27,8 @@ func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, "tests/mcp", func(bin string) { chaosBin = bin }))
 }
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// write writes text to path, making its folder first.
+func write(t *testing.T, path, text string) { testkit.WriteFile(t, path, text) }
 
 // machine is a home with a user skill and a user MCP server (wrapped by chaos proxy, with
 // a secret written in its env), and a project with a skill, a server and a spec: the

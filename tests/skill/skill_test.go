@@ -35,15 +35,8 @@ func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, "tests/skill", func(bin string) { chaosBin = bin }))
 }
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// write writes text to path, making its folder first.
+func write(t *testing.T, path, text string) { testkit.WriteFile(t, path, text) }
 
 // The input every trial gets fresh, and what the skill makes of it.
 const (

@@ -102,6 +102,17 @@ func Node(t testing.TB, pkgs ...string) string {
 	return bin
 }
 
+// WriteFile writes text to path, making its folder first.
+func WriteFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // ReadJSON decodes the JSON file at path into v.
 func ReadJSON(t testing.TB, path string, v any) {
 	t.Helper()
