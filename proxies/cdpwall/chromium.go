@@ -41,23 +41,6 @@ var chromiumFlags = []string{
 // waits until it names its debugging port. ctx bounds the wait; the browser outlives it
 // and ends with Close.
 func LaunchChromium(ctx context.Context, bin, tmp string) (*Chromium, error) {
-	// A browser that dies before it opens its port (seen once in a CI run: its zygote
-	// lost its pipe to the main process, which exited) is started again, twice at most,
-	// each time with a fresh profile; any other failure is final.
-	var err error
-	for range 3 {
-		var c *Chromium
-		if c, err = launchChromium(ctx, bin, tmp); err == nil || !errors.Is(err, errExitedAtStart) {
-			return c, err
-		}
-	}
-	return nil, err
-}
-
-// errExitedAtStart is a browser that exited before it opened its debugging port.
-var errExitedAtStart = errors.New("it exited")
-
-func launchChromium(ctx context.Context, bin, tmp string) (*Chromium, error) {
 	if bin == "" {
 		bin = "chromium"
 	}
@@ -104,7 +87,7 @@ func (c *Chromium) waitPort(ctx context.Context) (int, error) {
 		}
 		select {
 		case <-c.exit:
-			return 0, errExitedAtStart
+			return 0, errors.New("it exited")
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-tick.C:
