@@ -150,10 +150,12 @@ if [ "$1" = --resume ]; then
 	echo "$#" >"$OPERATOR_PROBE/argc"
 	printf '%s' "$2" >"$OPERATOR_PROBE/id"
 	printf '%s' "$3" >"$OPERATOR_PROBE/message"
+	python3 scripts/get_shipment.py R-101 >/dev/null
 	echo "resumed"
 	echo "STATUS: failed"
 	exit 0
 fi
+python3 scripts/get_shipment.py R-101 >/dev/null
 printf '{"session_id": "%s"}\n' "$HOSTILE_ID"
 echo "The portal session expired; please log in. $(printf '%s' '$(touch $OPERATOR_PROBE/pwned-8)')"
 echo "STATUS: failed"
