@@ -44,6 +44,11 @@ func (a *Activities) operate(ctx context.Context, s *spec.Spec, in run.AgentInpu
 	dir := in.Workspace.TrialDir
 	for turn := 1; turn <= op.Turns; turn++ {
 		closing := closingMessage(dir, s.Agent.Profile, res.ExitCode)
+		if closing.Infra != "" {
+			// The agent did not end by its own word (its model API failed, say): nobody asked
+			// the operator anything.
+			return false
+		}
 		dropped := lt.hub.SessionDropped()
 		n := -1
 		for i, r := range op.Rules {
