@@ -105,9 +105,13 @@ wait:
 		}
 	}
 	res.ExitCode = agent.finish(ctx)
-	res.Duration = time.Since(start)
 	finishOutput(&res, stopGrace)
-	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
+	log.Info("agent ended", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration", time.Since(start))
+	if s.Operator != nil && !cancelled && !res.TimedOut {
+		// The scripted operator answers and the agent is resumed (operator.go).
+		cancelled = a.operate(ctx, s, in, &res, start.Add(timeout), log)
+	}
+	res.Duration = time.Since(start)
 	if cancelled {
 		// A cancel the workflow asked for comes as a CanceledError; any other cause is
 		// the SDK giving up on a heartbeat (a starved worker or server): the trial is

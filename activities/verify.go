@@ -85,6 +85,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		clean = log.Start.Fault == nil
 		lt := a.live(in.Trial.Key())
 		res.SuccessPossible = log.Start.SuccessPossible != nil && *log.Start.SuccessPossible
+		operatorResult(&res, log) // operator.go
 		res.Calls, res.Fired = len(log.Calls()), len(log.Fired())
 		if log.End != nil {
 			res.Calls, res.Fired = log.End.Calls, log.End.Fired

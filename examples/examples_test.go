@@ -22,6 +22,7 @@ func TestExamplesLoad(t *testing.T) {
 		{"support-ticket-agents-sdk.yaml", "generic", "{wall_url}/mcp", true},
 		{"ajantik-support-ticket.yaml", "generic", "", true},              // Ajantik's format: the agent is given after --
 		{"portal/portal.yaml", "generic", "sh agents/verifying.sh", true}, // the script shim: no wall token, PATH
+		{"portal/operator.yaml", "generic", "sh agents/asking.sh", true},  // the same with an operator
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

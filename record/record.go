@@ -19,6 +19,9 @@ const (
 	TypeSessionEnd   = "session_end"
 	// TypeOutside is a change the agent made outside its sandbox (proxies/shim).
 	TypeOutside = "outside"
+	// TypeOperator is a turn of the scripted operator (spec operator:): what the agent
+	// said when it ended, what the operator answered and did.
+	TypeOperator = "operator"
 )
 
 // Row is one line of a record. Which fields are set depends on Type.
@@ -67,10 +70,34 @@ type Row struct {
 	// rejected, error and session_end
 	Reason string `json:"reason,omitempty"`
 
+	// operator
+	Operator *Operator `json:"operator,omitempty"`
+
 	// session_end
 	FinalState map[string]any `json:"final_state,omitempty"`
 	Calls      int            `json:"calls,omitempty"`
 	Fired      int            `json:"fired,omitempty"`
+}
+
+// Operator is one turn of the scripted operator: the agent ended, a rule matched what it
+// said (or the twin's state), and the operator answered; the agent was then resumed with
+// the answer, unless Error says why it was not.
+type Operator struct {
+	// Turn is the operator's n-th answer (1-based); Rule the matching rule (1-based).
+	Turn int `json:"turn"`
+	Rule int `json:"rule"`
+	// Asked is the agent's closing message the rule was matched against.
+	Asked string `json:"asked"`
+	// Said is the operator's reply, the message the agent was resumed with.
+	Said string `json:"said"`
+	// Action is what the operator did on the twin before answering ("login"), and
+	// Done what came of it ("the dropped session was revived", "the session was not dropped").
+	Action string `json:"action,omitempty"`
+	Done   string `json:"done,omitempty"`
+	// SessionID is the agent's session the reply resumed ("" when the resume needs none).
+	SessionID string `json:"session_id,omitempty"`
+	// Error says why the agent was not resumed (no session id in its output, no time left).
+	Error string `json:"error,omitempty"`
 }
 
 // Fault is the armed condition, as the session_start row describes it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/cost"
+	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -282,6 +283,8 @@ type TrialResult struct {
 	// its sandbox, writes that landed in another account, a write that must happen once
 	// performed twice. Any makes the world wrong.
 	Damage []string `json:"damage,omitempty"`
+	// Operator are the scripted operator's turns (spec operator:), from the record.
+	Operator []record.Operator `json:"operator,omitempty"`
 	// Units are the task's units judged one by one (spec units:), when it has them; the
 	// trial's verdict is then their roll-up.
 	Units []UnitResult `json:"units,omitempty"`

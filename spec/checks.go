@@ -7,7 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var taskKeys = []string{"id", "prompt", "checks", "state_checks", "probes"}
+var taskKeys = []string{"id", "prompt", "checks", "state_checks", "probes", "units"}
 
 // tasks reads a tasks list: each task has an id, a prompt and its checks.
 func (d *decoder) tasks(n *yaml.Node) []Task {
@@ -32,6 +32,7 @@ func (d *decoder) tasks(n *yaml.Node) []Task {
 			StateChecks: d.stateChecks(f["state_checks"]),
 			TextChecks:  d.textChecks(f["checks"]),
 			Probes:      d.probes(f["probes"]),
+			Units:       d.texts(f["units"], where+": units", false),
 		}
 		if t.Prompt == "" {
 			d.errorf(item, "%s has no prompt", where)

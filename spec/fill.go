@@ -35,7 +35,7 @@ func TokenVar(name string) string {
 	if name == "chaos" {
 		return "CHAOS_BIN"
 	}
-	if slices.Contains(CommandTokens, name) {
+	if slices.Contains(CommandTokens, name) || slices.Contains(ResumeTokens, name) {
 		return "CHAOS_" + strings.ToUpper(name)
 	}
 	return "CHAOS_AXIS_" + EnvName(name)

@@ -189,7 +189,7 @@ func (d *decoder) faultSet(n *yaml.Node, key string) string {
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
 	"faults", "fault_set", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
-	"model", "outcomes", "servers", "probes", "scripts", "units", "browser",
+	"model", "outcomes", "servers", "probes", "scripts", "units", "browser", "operator",
 }
 
 // nativeHints point keys written at the top to where they belong.
@@ -246,7 +246,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 		}}
 	}
 	if f["units"] != nil && f["tasks"] != nil {
-		d.errorf(d.keyOf(f["units"]), "units at the top goes with task")
+		d.errorf(d.keyOf(f["units"]), "units at the top goes with task; with tasks, give each task its units")
 	}
 	d.checkProbes(s.Tasks, s.Servers)
 
@@ -273,6 +273,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 		s.Seed = v
 	}
 	s.Axes = d.axes(f["axes"])
+	s.Operator = d.operator(f["operator"], s.Agent, s.Axes) // spec/operator.go
 	s.Limits = d.limits(f["limits"])
 	s.Claim = d.claim(d.fields(f["claim"], "claim", claimKeys, nil), "claim.")
 	s.Workspace = d.workspace(f["workspace"])

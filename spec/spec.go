@@ -66,6 +66,8 @@ type Spec struct {
 	Outcomes Outcomes `json:"outcomes,omitzero"`
 	// Browser is a Chromium behind the CDP guard, reached through {cdp_url} (spec/browser.go).
 	Browser *Browser `json:"browser,omitempty"`
+	// Operator is a scripted person who answers the agent when it ends (spec/operator.go).
+	Operator *Operator `json:"operator,omitempty"`
 	// Extra holds keys that are accepted but not used yet: Ajantik's skill and mcp_server
 	// (the latter as JSON).
 	Extra map[string]string `json:"-"`

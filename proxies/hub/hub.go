@@ -59,6 +59,8 @@ type Hub struct {
 	// reach counts what came to the wall besides tool calls (report.Reach reads it).
 	reach  Reach
 	closed bool
+	// dropped: a session_drop fired; revived: the operator logged in since (login.go).
+	dropped, revived bool
 
 	// subMu guards the subscriptions. The record writer calls publish with its own lock
 	// held, so nothing here may take the writer's lock while holding subMu.
@@ -244,7 +246,7 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 	row := record.Row{Type: record.TypeCall, Transport: transport, Tool: name, Args: compact(rawArgs)}
 
 	var reply world.Reply
-	if faults.Decide(h.seed, h.cond, pos) {
+	if h.fires(pos) { // login.go
 		fam, _ := faults.Lookup(h.cond.Family)
 		out := fam.Apply(h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
 		if out.Err != nil {
