@@ -217,15 +217,13 @@ func (l *limited) String() string {
 // lastLines is the last n lines of s, after its FATAL lines (the reason Chromium aborted,
 // which the zygotes' lines after it would push out).
 func lastLines(s string, n int) string {
-	var fatal []string
-	for _, l := range strings.Split(s, "\n") {
+	all := strings.Split(strings.TrimSpace(s), "\n")
+	tail := all[max(len(all)-n, 0):]
+	var out []string
+	for _, l := range all[:len(all)-len(tail)] {
 		if strings.Contains(l, ":FATAL:") {
-			fatal = append(fatal, l)
+			out = append(out, l)
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(append(fatal, lines...), " | ")
+	return strings.Join(append(out, tail...), " | ")
 }

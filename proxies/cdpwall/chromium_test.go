@@ -45,3 +45,15 @@ func TestLaunchChromiumDeepTMPDIR(t *testing.T) {
 		t.Errorf("the browser left %d entries in TMPDIR %s: %v", len(left), deep, left[0].Name())
 	}
 }
+
+// TestLastLines: the error's stderr is its last lines, after the FATAL line that says why
+// Chromium aborted (its zygotes' lines come after it), each line once.
+func TestLastLines(t *testing.T) {
+	s := "a\n[1:1:FATAL:x.cc] Socket path too long\nb\nc\nd\n"
+	if got, want := lastLines(s, 3), "[1:1:FATAL:x.cc] Socket path too long | b | c | d"; got != want {
+		t.Errorf("lastLines: %q, want %q", got, want)
+	}
+	if got, want := lastLines("[1:FATAL:y] z\nb\n", 3), "[1:FATAL:y] z | b"; got != want {
+		t.Errorf("lastLines: %q, want %q", got, want)
+	}
+}
