@@ -82,9 +82,19 @@ func judgeUnits(task spec.Task, res *run.TrialResult, f report.Facts, closing st
 			}
 		}
 	}
-	// Damage that names no unit (a write outside the sandbox) is the whole trial's: its
-	// verdict joins the roll-up.
-	for _, d := range res.Damage {
+	// Damage that names no unit (a write outside the sandbox), and a failed check that names
+	// none (a probe of the whole site), are the whole trial's: its verdict joins the roll-up.
+	whole := slices.Clone(res.Damage)
+	for i, c := range res.Checks {
+		key := c.Check
+		if i < len(task.StateChecks) {
+			key = task.StateChecks[i].Key
+		}
+		if !c.OK {
+			whole = append(whole, key)
+		}
+	}
+	for _, d := range whole {
 		if !slices.ContainsFunc(task.Units, func(u string) bool { return names(d, u) }) {
 			for i, v := range order {
 				if v == res.Verdict && i > rank {
