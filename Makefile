@@ -49,9 +49,11 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/chaos-relay
 
 # Each benchmark prints its ratios against a baseline measured in the same run: the hub's
-# own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls.
+# own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls, a
+# Chromium with no guard for the browser wall (a page load and a save: seconds each, so 10).
 bench:
-	$(GO) test ./proxies/... -run '^$$' -bench . -benchtime 2000x
+	$(GO) test ./proxies/... -run '^$$' -bench . -skip '^BenchmarkPageLoadAndWrite$$' -benchtime 2000x
+	$(GO) test ./proxies/cdpwall -run '^$$' -bench '^BenchmarkPageLoadAndWrite$$' -benchtime 10x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m

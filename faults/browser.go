@@ -2,6 +2,8 @@ package faults
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/crashwall/chaos/spec"
 )
@@ -54,4 +56,28 @@ func describeBrowser(c *Condition) Info {
 	}
 	c.What = fmt.Sprintf("%s on the page's writes", c.Family)
 	return Info{Hits: w, Receives: "?", World: "?"}
+}
+
+// browserFromSpec is a condition written by hand on the browser's writes
+// (`{family: phantom_success, tool: browser, at: 2}`): a family of spec.BrowserFamilies on
+// the at-th write (every write from it on with every), its text the wall's own.
+func browserFromSpec(cs spec.ConditionSpec, where string) (Condition, error) {
+	if !slices.Contains(spec.BrowserFamilies, cs.Family) {
+		return Condition{}, fmt.Errorf("%s: condition %q: %s is not a fault of the browser wall (it has: %s)", where, cs.ID, cs.Family, strings.Join(spec.BrowserFamilies, ", "))
+	}
+	if cs.Variant != "" || cs.Reply != "" || cs.Message != "" || cs.After > 0 {
+		return Condition{}, fmt.Errorf("%s: condition %q: a condition on the browser's writes takes id, family, tool, at, every, success_possible and description (not variant, reply, message or after): the wall answers in the browser's terms", where, cs.ID)
+	}
+	c := Condition{ID: cs.ID, Family: cs.Family, Tool: spec.BrowserTool, At: max(cs.At, 1), Every: cs.Every}
+	if c.ID == "" {
+		c.ID = ID(c.Family, "", c.Tool, c.At)
+	}
+	describeBrowser(&c)
+	if cs.SuccessPossible != nil {
+		c.SuccessPossible = *cs.SuccessPossible
+	}
+	if cs.Description != "" {
+		c.What = cs.Description
+	}
+	return c, nil
 }

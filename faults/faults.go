@@ -326,6 +326,9 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 	if !ok {
 		return Condition{}, fmt.Errorf("%s: condition %q: unknown fault family %q", where, cs.ID, cs.Family)
 	}
+	if cs.Tool == spec.BrowserTool && s.Browser != nil {
+		return browserFromSpec(cs, where) // browser.go
+	}
 	t, ok := s.ToolByName(cs.Tool)
 	if !ok {
 		return Condition{}, fmt.Errorf("%s: condition %q: unknown tool %q", where, cs.ID, cs.Tool)

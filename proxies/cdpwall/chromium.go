@@ -24,7 +24,8 @@ type Chromium struct {
 	// talks to it.
 	HTTP string
 	cmd  *exec.Cmd
-	dir  string
+	dir  string // the profile
+	tmp  string // the browser's TMPDIR: inside dir, or a folder of its own
 	once sync.Once
 	exit chan struct{}
 }
@@ -52,16 +53,29 @@ func LaunchChromium(ctx context.Context, bin, tmp string) (*Chromium, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make the browser's profile folder: %w", err)
 	}
+	// The browser's own temporary folder: Chromium puts its ProcessSingleton socket there
+	// ($TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket) and aborts at start (FATAL
+	// "Socket path too long", then its zygotes' "write: Broken pipe") when that path
+	// passes the 108 bytes of a unix socket's address. A test's or a user's TMPDIR can be
+	// that long; so the browser gets one inside its profile when it is short enough (it
+	// goes with the profile), else a short one of its own under /tmp.
+	btmp, err := browserTmp(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+dir, "about:blank")
 	cmd := exec.Command(path, args...)
+	cmd.Env = withTMPDIR(os.Environ(), btmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr := &limited{buf: &bytes.Buffer{}, max: 64 << 10}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
+		os.RemoveAll(btmp)
 		return nil, fmt.Errorf("start the browser: %w", err)
 	}
-	c := &Chromium{cmd: cmd, dir: dir, exit: make(chan struct{})}
+	c := &Chromium{cmd: cmd, dir: dir, tmp: btmp, exit: make(chan struct{})}
 	go func() { cmd.Wait(); close(c.exit) }()
 	port, err := c.waitPort(ctx)
 	if err != nil {
@@ -70,6 +84,40 @@ func LaunchChromium(ctx context.Context, bin, tmp string) (*Chromium, error) {
 	}
 	c.HTTP = "http://127.0.0.1:" + strconv.Itoa(port)
 	return c, nil
+}
+
+// singletonSocket is what Chromium appends to its TMPDIR for its ProcessSingleton socket.
+const singletonSocket = "/org.chromium.Chromium.XXXXXX/SingletonSocket"
+
+// maxSocketPath is the longest path a unix socket's address holds (sun_path less its NUL).
+const maxSocketPath = 107
+
+// browserTmp makes the browser's TMPDIR: profile/tmp when the singleton socket's path fits
+// in a socket address, else a fresh folder under /tmp.
+func browserTmp(profile string) (string, error) {
+	dir := filepath.Join(profile, "tmp")
+	if len(dir)+len(singletonSocket) <= maxSocketPath {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return "", fmt.Errorf("make the browser's temporary folder: %w", err)
+		}
+		return dir, nil
+	}
+	dir, err := os.MkdirTemp("/tmp", "chaos-chromium-")
+	if err != nil {
+		return "", fmt.Errorf("make the browser's temporary folder (the profile %s is too deep for the socket Chromium makes in its TMPDIR): %w", profile, err)
+	}
+	return dir, nil
+}
+
+// withTMPDIR is env with TMPDIR set to dir (and no other TMPDIR).
+func withTMPDIR(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+dir)
 }
 
 func (c *Chromium) waitPort(ctx context.Context) (int, error) {
@@ -87,7 +135,7 @@ func (c *Chromium) waitPort(ctx context.Context) (int, error) {
 		}
 		select {
 		case <-c.exit:
-			return 0, errors.New("it exited")
+			return 0, fmt.Errorf("it exited (%s)", c.cmd.ProcessState)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-tick.C:
@@ -107,6 +155,7 @@ func (c *Chromium) Close() error {
 		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 		<-c.exit
 		os.RemoveAll(c.dir)
+		os.RemoveAll(c.tmp)
 	})
 	return nil
 }
@@ -165,10 +214,16 @@ func (l *limited) String() string {
 	return l.buf.String()
 }
 
+// lastLines is the last n lines of s, after its FATAL lines (the reason Chromium aborted,
+// which the zygotes' lines after it would push out).
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	all := strings.Split(strings.TrimSpace(s), "\n")
+	tail := all[max(len(all)-n, 0):]
+	var out []string
+	for _, l := range all[:len(all)-len(tail)] {
+		if strings.Contains(l, ":FATAL:") {
+			out = append(out, l)
+		}
 	}
-	return strings.Join(lines, " | ")
+	return strings.Join(append(out, tail...), " | ")
 }

@@ -92,24 +92,32 @@ func TestReferenceAgents(t *testing.T) {
 
 func runForm(t *testing.T) string {
 	t.Helper()
+	_, out := runSpec(t, formSpec, []string{"BROWSER_SECRET=" + secret})
+	return out
+}
+
+// runSpec runs chaos run on specText (%[1]s: the test site's URL) against a fresh test
+// site, with extra environment and arguments, and returns the site and the run folder.
+func runSpec(t *testing.T, specText string, env []string, args ...string) (*site.Site, string) {
+	t.Helper()
 	st, err := site.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	dir := t.TempDir()
-	specPath := filepath.Join(dir, "browser-form.yaml")
-	if err := os.WriteFile(specPath, []byte(fmt.Sprintf(formSpec, st.URL)), 0o644); err != nil {
+	specPath := filepath.Join(dir, "browser.yaml")
+	if err := os.WriteFile(specPath, []byte(fmt.Sprintf(specText, st.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := testkit.Env(t, "CHAOS_JS="+testkit.JSDir(), "BROWSER_SECRET="+secret)
 	out := filepath.Join(t.TempDir(), "run")
-	r := testkit.Run(t, chaosBin, env, runTimeout, "run", specPath, "--data-dir", t.TempDir(), "--out", out)
+	r := testkit.Run(t, chaosBin, testkit.Env(t, append([]string{"CHAOS_JS=" + testkit.JSDir()}, env...)...), runTimeout,
+		append([]string{"run", specPath, "--data-dir", t.TempDir(), "--out", out}, args...)...)
 	if r.Code != 0 && r.Code != 2 {
 		t.Fatalf("chaos run: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	t.Logf("chaos run (exit %d):\n%s", r.Code, r.Stdout)
-	return out
+	return st, out
 }
 
 // assertNoSecret searches every file under dir for the secret.
