@@ -101,7 +101,13 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		}
 		extra = map[string]http.Handler{httpwall.ModelPrefix + "/": http.StripPrefix(httpwall.ModelPrefix, model)}
 	}
-	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: toolSource(up)})
+	// Scripts answered by adapters: their processes, behind the hub (shim.go).
+	src, err := openTwin(s, up, cond, t)
+	if err != nil {
+		rec.Close(record.Row{Reason: "the scripts' adapters could not start: " + err.Error()})
+		return run.HubInfo{}, badInput(err)
+	}
+	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src})
 	if err != nil {
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))

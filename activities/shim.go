@@ -9,9 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/shim"
 	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -44,6 +46,46 @@ func (a *Activities) openShim(s *spec.Spec, h *hub.Hub, t run.TrialInput, ws run
 		Scripts: s.Scripts, Sandbox: ws.Dir, Original: original, Files: s.Workspace.Files,
 		Relay: relay, Parent: a.workRoot(), Path: path,
 	})
+}
+
+// openTwin is the hub's tool source: the real servers (up), or, when a script names an
+// adapter, the simulated world with the adapters' processes behind those scripts (started
+// in the spec's folder, ended when the hub closes), or nil (the simulated world).
+func openTwin(s *spec.Spec, up *upstream.Upstream, cond faults.Condition, t run.TrialInput) (hub.ToolSource, error) {
+	adapters := false
+	for _, sc := range s.Scripts {
+		adapters = adapters || len(sc.Adapter) > 0
+	}
+	if !adapters {
+		return toolSource(up), nil
+	}
+	if up != nil {
+		return nil, errors.New("scripts: a script's adapter answers from the simulated world, which a spec with servers: does not have")
+	}
+	dir, err := filepath.Abs(specDir(t.Spec))
+	if err != nil {
+		return nil, err
+	}
+	tw, err := shim.OpenTwin(s, cond, dir)
+	if err != nil || tw == nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// adapterFailure is the reason of the record's first call a script's adapter could not
+// answer ("" when there is none). Such a trial has no verdict: the twin did not answer
+// as the spec says it does.
+func adapterFailure(log *record.Log) string {
+	if log == nil {
+		return ""
+	}
+	for _, r := range log.Rows {
+		if r.Type == record.TypeRejected && r.Transport == shim.Transport && strings.HasPrefix(r.Reason, shim.AdapterFailedPrefix) {
+			return "the twin failed: " + strings.TrimPrefix(r.Reason, shim.AdapterFailedPrefix)
+		}
+	}
+	return ""
 }
 
 // damage is what the agent did besides its task, from the live trial when there is one,
