@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	}
 	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src})
 	if err != nil {
+		if c, ok := src.(io.Closer); ok && up == nil {
+			c.Close() // the adapters' processes
+		}
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
 	}
