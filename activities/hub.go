@@ -171,6 +171,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 			return run.HubInfo{}, badInput(err)
 		}
 		tokens = containerTokens(task.Prompt, in.Workspace.Dir, t.Trial.Axes)
+		if lt.shim != nil {
+			tokens["shim_path"] = ContainerShimDir + "/bin"
+		}
 	}
 	// The command refers to the values through environment variables (agentEnv sets
 	// them): no value is ever written into the shell text.
