@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"slices"
@@ -104,15 +103,9 @@ func (d *decoder) scripts(n *yaml.Node, tools []Tool) []Script {
 	for _, t := range tools {
 		names[t.Name] = true
 	}
-	for i, item := range d.list(n, "scripts") {
-		where := fmt.Sprintf("script #%d", i+1)
-		if nm := peek(item, "name"); nm != "" {
-			where = fmt.Sprintf("script %q", nm)
-		}
-		f := d.fields(item, where, scriptKeys, map[string]string{"script": "path", "argv": "args", "reply": "stdout", "interpreters": "launchers"})
-		if item.Kind != yaml.MappingNode {
-			continue
-		}
+	hints := map[string]string{"script": "path", "argv": "args", "reply": "stdout", "interpreters": "launchers"}
+	for it := range d.mappings(n, "scripts", "script", scriptKeys, hints) {
+		item, where, f := it.node, it.where, it.f
 		s := Script{
 			Name: d.text(f["name"], where+": name"), Description: d.text(f["description"], where+": description"),
 			Path: d.text(f["path"], where+": path"), Launchers: d.texts(f["launchers"], where+": launchers", true),
