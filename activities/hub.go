@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -101,8 +102,17 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		}
 		extra = map[string]http.Handler{httpwall.ModelPrefix + "/": http.StripPrefix(httpwall.ModelPrefix, model)}
 	}
-	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: toolSource(up)})
+	// Scripts answered by adapters: their processes, behind the hub (shim.go).
+	src, err := openTwin(s, up, cond, t)
 	if err != nil {
+		rec.Close(record.Row{Reason: "the scripts' adapters could not start: " + err.Error()})
+		return run.HubInfo{}, badInput(err)
+	}
+	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src})
+	if err != nil {
+		if c, ok := src.(io.Closer); ok && up == nil {
+			c.Close() // the adapters' processes
+		}
 		rec.Close(record.Row{Reason: "the hub could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(fmt.Errorf("start the hub: %w", err))
 	}
@@ -161,6 +171,9 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 			return run.HubInfo{}, badInput(err)
 		}
 		tokens = containerTokens(task.Prompt, in.Workspace.Dir, t.Trial.Axes)
+		if lt.shim != nil {
+			tokens["shim_path"] = ContainerShimDir + "/bin"
+		}
 	}
 	// The command refers to the values through environment variables (agentEnv sets
 	// them): no value is ever written into the shell text.

@@ -29,6 +29,7 @@ import (
 //	/chaos/spec.yaml   {spec}
 //	/chaos/hub/hub     the hub's MCP stream (the relay's {wall})
 //	/chaos/hub/http    the hub's HTTP server ({wall_url}, {llm_url} = {wall_url}/llm)
+//	/chaos/shim        the script shim's folder: launchers in bin ({shim_path}), its socket hub
 //	SANDBOX            the sandbox, at its own path, the working directory: the one writable host path
 const (
 	ContainerRelay   = "/chaos/relay"
@@ -167,6 +168,9 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 	}
 	if in.Workspace.SpecPath != "" {
 		mounts = append(mounts, container.Mount{Source: in.Workspace.SpecPath, Target: ContainerSpec})
+	}
+	if lt.shim != nil {
+		mounts = append(mounts, container.Mount{Source: lt.shim.Dir, Target: ContainerShimDir}) // shim.go
 	}
 	for _, m := range c.Mounts {
 		if _, err := os.Stat(m); err != nil {

@@ -9,9 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/shim"
 	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -23,9 +25,6 @@ import (
 // project the scripts' paths are relative to, and the spec's folder as the original
 // project, whose workspace.files a write outside the sandbox would change.
 func (a *Activities) openShim(s *spec.Spec, h *hub.Hub, t run.TrialInput, ws run.Workspace, bin string) (*shim.Shim, error) {
-	if s.Agent.IsDocker() {
-		return nil, errors.New("scripts: the shim serves an agent that runs as a process (agent.runtime docker is not supported yet)")
-	}
 	relay := stdio.FindRelay(bin)
 	if relay == "" {
 		return nil, fmt.Errorf("scripts: the shim's launchers run %s, which is not next to %s", stdio.RelayName, bin)
@@ -40,10 +39,100 @@ func (a *Activities) openShim(s *spec.Spec, h *hub.Hub, t run.TrialInput, ws run
 	if env, err := s.Agent.ExpandEnv(nil); err == nil && env["PATH"] != "" {
 		path = env["PATH"]
 	}
-	return shim.Open(h, shim.Config{
+	cfg := shim.Config{
 		Scripts: s.Scripts, Sandbox: ws.Dir, Original: original, Files: s.Workspace.Files,
 		Relay: relay, Parent: a.workRoot(), Path: path,
-	})
+	}
+	if !s.Agent.IsDocker() {
+		return shim.Open(h, cfg)
+	}
+	// In a container the launchers run the static relay mounted there, reach the socket
+	// in the shim's folder mounted there, and find a real program on the container's PATH.
+	if err := staticBinary(relay); err != nil {
+		return nil, fmt.Errorf("scripts with agent.runtime docker: %w", err)
+	}
+	cfg.Container, cfg.ContainerRelay = ContainerShimDir, ContainerRelay
+	sh, err := shim.Open(h, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := shareWithContainer(s, sh.Dir, sh.Socket); err != nil {
+		sh.Close()
+		return nil, fmt.Errorf("scripts: give the shim's folder to the agent's container: %w", err)
+	}
+	return sh, nil
+}
+
+// ContainerShimDir is where an agent's container sees the shim's folder (read-only): its
+// launchers in bin, first on the container's PATH, and the socket they reach the hub on.
+const ContainerShimDir = "/chaos/shim"
+
+// shareWithContainer gives a folder of the worker's and the sockets in it to the agent's
+// container's user, as openContainerHub does the hub's: nothing when it is the worker's
+// own user; the owner when the worker is root; else the folder passable and the sockets
+// open to every user of the host (docs/deploy.md).
+func shareWithContainer(s *spec.Spec, dir string, socks ...string) error {
+	uid, gid, _ := containerUser(s)
+	if uid == os.Getuid() {
+		return nil
+	}
+	if os.Getuid() == 0 {
+		for _, p := range append([]string{dir}, socks...) {
+			if err := os.Chown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return err
+	}
+	for _, p := range socks {
+		if err := os.Chmod(p, 0o666); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openTwin is the hub's tool source: the real servers (up), or, when a script names an
+// adapter, the simulated world with the adapters' processes behind those scripts (started
+// in the spec's folder, ended when the hub closes), or nil (the simulated world).
+func openTwin(s *spec.Spec, up *upstream.Upstream, cond faults.Condition, t run.TrialInput) (hub.ToolSource, error) {
+	adapters := false
+	for _, sc := range s.Scripts {
+		adapters = adapters || len(sc.Adapter) > 0
+	}
+	if !adapters {
+		return toolSource(up), nil
+	}
+	if up != nil {
+		return nil, errors.New("scripts: a script's adapter answers from the simulated world, which a spec with servers: does not have")
+	}
+	dir, err := filepath.Abs(specDir(t.Spec))
+	if err != nil {
+		return nil, err
+	}
+	tw, err := shim.OpenTwin(s, cond, dir)
+	if err != nil || tw == nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// adapterFailure is the reason of the record's first call a script's adapter could not
+// answer ("" when there is none). Such a trial has no verdict: the twin did not answer
+// as the spec says it does.
+func adapterFailure(log *record.Log) string {
+	if log == nil {
+		return ""
+	}
+	for _, r := range log.Rows {
+		if r.Type == record.TypeRejected && r.Transport == shim.Transport && strings.HasPrefix(r.Reason, shim.AdapterFailedPrefix) {
+			return "the twin failed: " + strings.TrimPrefix(r.Reason, shim.AdapterFailedPrefix)
+		}
+	}
+	return ""
 }
 
 // damage is what the agent did besides its task, from the live trial when there is one,

@@ -79,6 +79,9 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	if why := guardLost(log); why != "" {
 		noVerdict(why)
 	}
+	if why := adapterFailure(log); why != "" {
+		noVerdict(why) // shim.go
+	}
 	worldKnown, clean := false, t.Condition == "clean"
 	var final map[string]any
 	if log != nil && s != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -469,4 +470,35 @@ func scalarJSON(b *bytes.Buffer, n *yaml.Node) *nodeError {
 	}
 	b.Write(out)
 	return nil
+}
+
+// listItem is one mapping of a list of mappings (tools:, servers:, scripts:): its index,
+// its node, where it is for messages and its fields by key.
+type listItem struct {
+	i     int
+	node  *yaml.Node
+	where string
+	f     map[string]*yaml.Node
+}
+
+// mappings yields each mapping of the list n (what names the list in messages): `NOUN
+// "NAME"` when the item has a name, else `NOUN #I`, as where; its fields checked against
+// known (hints as fields takes them). An item that is not a mapping is reported by fields
+// and skipped. Lazily, so that each item's problems come in the order they always did.
+func (d *decoder) mappings(n *yaml.Node, what, noun string, known []string, hints map[string]string) iter.Seq[listItem] {
+	return func(yield func(listItem) bool) {
+		for i, item := range d.list(n, what) {
+			where := fmt.Sprintf("%s #%d", noun, i+1)
+			if name := peek(item, "name"); name != "" {
+				where = fmt.Sprintf("%s %q", noun, name)
+			}
+			f := d.fields(item, where, known, hints)
+			if item.Kind != yaml.MappingNode {
+				continue
+			}
+			if !yield(listItem{i: i, node: item, where: where, f: f}) {
+				return
+			}
+		}
+	}
 }

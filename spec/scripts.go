@@ -1,11 +1,11 @@
 package spec
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -49,8 +49,18 @@ type Script struct {
 	// SessionExpired is what a call prints on stderr when the session has ended (a 401);
 	// exit code 1.
 	SessionExpired string `json:"session_expired,omitempty"`
-	Line           int    `json:"-"`
+	// Adapter is a command (argv, run from the spec's folder) that answers the script's
+	// calls instead of the templates, over the JSON protocol of docs/shim.md (one request
+	// line, one reply line); one process per trial serves every script naming the same
+	// argv. AdapterTimeout bounds one answer (default DefaultAdapterTimeout).
+	Adapter        []string `json:"adapter,omitempty"`
+	AdapterTimeout Duration `json:"adapter_timeout,omitempty"`
+	Line           int      `json:"-"`
 }
+
+// DefaultAdapterTimeout bounds an adapter's answer to one call when the script names no
+// adapter_timeout: long enough for an interpreter starved on a loaded machine.
+const DefaultAdapterTimeout = Duration(2 * time.Minute)
 
 // Default texts of a script's replies.
 const (
@@ -65,7 +75,7 @@ const (
 	ScriptValueArg = "value"
 )
 
-var scriptKeys = []string{"name", "description", "path", "launchers", "real", "effect", "once", "args", "key", "value", "stdout", "failure", "session_expired"}
+var scriptKeys = []string{"name", "description", "path", "launchers", "real", "effect", "once", "args", "key", "value", "stdout", "failure", "session_expired", "adapter", "adapter_timeout"}
 
 var (
 	launcherName = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
@@ -93,21 +103,16 @@ func (d *decoder) scripts(n *yaml.Node, tools []Tool) []Script {
 	for _, t := range tools {
 		names[t.Name] = true
 	}
-	for i, item := range d.list(n, "scripts") {
-		where := fmt.Sprintf("script #%d", i+1)
-		if nm := peek(item, "name"); nm != "" {
-			where = fmt.Sprintf("script %q", nm)
-		}
-		f := d.fields(item, where, scriptKeys, map[string]string{"script": "path", "argv": "args", "reply": "stdout", "interpreters": "launchers"})
-		if item.Kind != yaml.MappingNode {
-			continue
-		}
+	hints := map[string]string{"script": "path", "argv": "args", "reply": "stdout", "interpreters": "launchers"}
+	for it := range d.mappings(n, "scripts", "script", scriptKeys, hints) {
+		item, where, f := it.node, it.where, it.f
 		s := Script{
 			Name: d.text(f["name"], where+": name"), Description: d.text(f["description"], where+": description"),
 			Path: d.text(f["path"], where+": path"), Launchers: d.texts(f["launchers"], where+": launchers", true),
 			Args: d.texts(f["args"], where+": args", true), Key: d.text(f["key"], where+": key"),
 			Value: d.text(f["value"], where+": value"), Stdout: d.text(f["stdout"], where+": stdout"),
 			Failure: d.text(f["failure"], where+": failure"), SessionExpired: d.text(f["session_expired"], where+": session_expired"),
+			Adapter: d.texts(f["adapter"], where+": adapter", false), AdapterTimeout: d.duration(f["adapter_timeout"], where+": adapter_timeout"),
 			Line: item.Line,
 		}
 		s.Real, _ = d.boolean(f["real"], where+": real")
@@ -137,8 +142,24 @@ func (d *decoder) scripts(n *yaml.Node, tools []Tool) []Script {
 			}
 		}
 		if s.Real {
+			if f["adapter"] != nil {
+				d.errorf(f["adapter"], "%s: a real script runs itself: give real or adapter, not both", where)
+			}
 			out = append(out, s)
 			continue
+		}
+		if f["adapter"] != nil {
+			if len(s.Adapter) == 0 || strings.TrimSpace(s.Adapter[0]) == "" {
+				d.errorf(f["adapter"], "%s: adapter must be a command line as a list, such as [python3, twin/adapter.py]", where)
+			}
+			if f["stdout"] != nil {
+				d.errorf(f["stdout"], "%s: the adapter answers what the script prints: give stdout or adapter, not both", where)
+			}
+			if s.AdapterTimeout <= 0 {
+				s.AdapterTimeout = DefaultAdapterTimeout
+			}
+		} else if f["adapter_timeout"] != nil {
+			d.errorf(f["adapter_timeout"], "%s: adapter_timeout applies to a script with an adapter", where)
 		}
 		if s.Name == "" {
 			d.errorf(item, "%s has no name: the tool its calls become in the record", where)
@@ -163,7 +184,7 @@ func (d *decoder) scripts(n *yaml.Node, tools []Tool) []Script {
 		if s.Once && s.Effect != EffectWrite {
 			d.errorf(f["once"], "%s: once applies to a write", where)
 		}
-		if s.Effect == EffectWrite && s.Value == "" {
+		if s.Effect == EffectWrite && s.Value == "" && len(s.Adapter) == 0 {
 			s.Value = "{value}"
 		}
 		if s.Failure == "" {

@@ -189,16 +189,10 @@ var (
 func (d *decoder) servers(n *yaml.Node) []Server {
 	var out []Server
 	first := map[string]int{}
-	for i, item := range d.list(n, "servers") {
-		where := fmt.Sprintf("server #%d", i+1)
-		if name := peek(item, "name"); name != "" {
-			where = fmt.Sprintf("server %q", name)
-		}
-		// "type" is what an MCP client configuration (Claude Code's .mcp.json) calls it.
-		f := d.fields(item, where, serverKeys, map[string]string{"environment": "env", "endpoint": "url", "cmd": "command", "type": "transport"})
-		if item.Kind != yaml.MappingNode {
-			continue
-		}
+	// "type" is what an MCP client configuration (Claude Code's .mcp.json) calls it.
+	hints := map[string]string{"environment": "env", "endpoint": "url", "cmd": "command", "type": "transport"}
+	for it := range d.mappings(n, "servers", "server", serverKeys, hints) {
+		i, item, where, f := it.i, it.node, it.where, it.f
 		s := Server{
 			Name:      d.text(f["name"], where+": name"),
 			Command:   d.text(f["command"], where+": command"),

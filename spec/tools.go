@@ -2,7 +2,6 @@ package spec
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -29,19 +28,10 @@ func (d *decoder) tools(root, n *yaml.Node, known []string, replyKey string, hin
 		d.errorf(d.keyOf(n), "tools is empty: a spec needs at least one tool")
 		return nil
 	}
-	items := d.list(n, "tools")
 	var out []Tool
 	first := map[string]int{}
-	for i, item := range items {
-		name := peek(item, "name")
-		where := fmt.Sprintf("tool #%d", i+1)
-		if name != "" {
-			where = fmt.Sprintf("tool %q", name)
-		}
-		f := d.fields(item, where, known, hints)
-		if item.Kind != yaml.MappingNode {
-			continue
-		}
+	for it := range d.mappings(n, "tools", "tool", known, hints) {
+		i, item, where, f := it.i, it.node, it.where, it.f
 		t := Tool{
 			Name:        d.text(f["name"], where+": name"),
 			Description: d.text(f["description"], where+": description"),

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sort"
 	"strings"
 	"sync"
 
@@ -244,4 +245,38 @@ func Annotations(t spec.Tool) spec.Hints {
 		}
 	}
 	return h
+}
+
+// Apply stores writes made by something other than a tool of the spec (a script's adapter,
+// proxies/shim) as a write tool's call would in mode: nothing for Skip, "" for StoreEmpty,
+// under OtherAccountPrefix for OtherAccount.
+func (w *World) Apply(writes map[string]any, mode Mode) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keys := make([]string, 0, len(writes))
+	for k := range writes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch mode {
+		case Skip:
+		case StoreEmpty:
+			w.store(k, "")
+		case OtherAccount:
+			w.store(OtherAccountPrefix+k, writes[k])
+		default:
+			w.store(k, writes[k])
+		}
+	}
+}
+
+// Value is key's value now, or before the last write to it (what a stale read answers).
+func (w *World) Value(key string, before bool) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if before {
+		return w.before[key]
+	}
+	return w.state[key]
 }

@@ -9,8 +9,28 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
+
+// lookupPrefix is proxies/shim's LookupPrefix (the relay imports no chaos package): REAL
+// is then the launchers' folder, and the program is found on PATH past it.
+const lookupPrefix = "lookup:"
+
+// lookPath is name's program on PATH, skipping the launchers' folder skip.
+func lookPath(name, skip string) string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" || !filepath.IsAbs(dir) || filepath.Clean(dir) == filepath.Clean(skip) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
 
 // shim is a launcher of the trial's shim (proxies/shim): `chaos-relay shim SOCKET NAME
 // REAL ARGS...`, run by the launcher NAME put first on the agent's PATH. It sends the
@@ -51,6 +71,9 @@ func shim(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if resp.Run {
+		if skip, ok := strings.CutPrefix(real, lookupPrefix); ok {
+			real = lookPath(name, skip)
+		}
 		if real == "" {
 			fmt.Fprintf(stderr, "chaos shim: %s: not found on PATH\n", name)
 			return 127

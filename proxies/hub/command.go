@@ -12,6 +12,9 @@ import (
 type Command struct {
 	Exit           int
 	Stdout, Stderr string
+	// Refused, when set, makes the call's row a rejected one with this reason: the wall
+	// could not answer it (a script's adapter failed).
+	Refused string
 }
 
 // CallCommand is Call for a command the agent ran (a shimmed script): render turns the
@@ -52,5 +55,8 @@ func (h *Hub) RecordOutside(transport, reason string) {
 
 func shapeRow(row *record.Row, argv []string, out Command) {
 	exit := out.Exit
+	if out.Refused != "" {
+		row.Type, row.Reason = record.TypeRejected, out.Refused
+	}
 	row.Argv, row.Exit, row.Stdout, row.Stderr = argv, &exit, out.Stdout, out.Stderr
 }

@@ -60,8 +60,21 @@ func (s *Shim) Handle(ctx context.Context, req Request) Response {
 		}
 		return Response{Exit: out.Exit, Stderr: out.Stderr}
 	}
-	raw, _ := json.Marshal(args)
-	_, out, err := s.hub.CallCommand(ctx, Transport, sc.Name, argv, raw, func(r world.Reply) hub.Command { return render(*sc, args, r) })
+	twin, _ := s.hub.Source().(*Twin)
+	var raw []byte
+	renderer := func(r world.Reply) hub.Command { return render(*sc, args, r) }
+	if twin.Serves(sc.Name) {
+		// The adapter is told the command line; its answer is printed as it gave it.
+		withArgv := map[string]any{scriptArgvArg: argv}
+		for k, v := range args {
+			withArgv[k] = v
+		}
+		raw, _ = json.Marshal(withArgv)
+		renderer = func(r world.Reply) hub.Command { return renderAdapter(*sc, args, r, twin) }
+	} else {
+		raw, _ = json.Marshal(args)
+	}
+	_, out, err := s.hub.CallCommand(ctx, Transport, sc.Name, argv, raw, renderer)
 	if err != nil {
 		if errors.Is(err, hub.ErrClosed) {
 			return closed()
@@ -163,6 +176,7 @@ func scriptArgs(sc spec.Script, rest []string) (map[string]string, error) {
 		args[spec.ScriptKeyArg] = key
 	}
 	if sc.Effect == spec.EffectWrite {
+		// An adapter's write stores what it replies; a value template is only told to it.
 		v, err := fill(sc.Value, args)
 		if err != nil {
 			return nil, err
@@ -216,6 +230,36 @@ func render(sc spec.Script, args map[string]string, r world.Reply) hub.Command {
 		vars[spec.ScriptValueArg] = text(m[spec.ScriptValueArg])
 	}
 	return hub.Command{Stdout: line(spec.Fill(sc.Stdout, vars))}
+}
+
+// scriptArgvArg is the argument of an adapter script's tool call that carries the
+// command line (the adapter is told it; the row has it as argv too).
+const scriptArgvArg = "argv"
+
+// renderAdapter is render for a script its adapter answers: the adapter's exit code,
+// stdout and stderr as it gave them (after the fault, which may have cut or emptied the
+// stdout); chaos's own failures (a transient error, a session drop) by the script's
+// failure and session_expired templates; a call the adapter could not answer refused
+// (exit 1, a rejected row) and the trial left without a verdict.
+func renderAdapter(sc spec.Script, args map[string]string, r world.Reply, twin *Twin) hub.Command {
+	stderr := twin.takeStderr()
+	if why := twin.Failure(); why != "" {
+		return hub.Command{Exit: 1, Stderr: "chaos shim: " + why + "; nothing was run\n", Refused: AdapterFailedPrefix + why}
+	}
+	if r.IsError && r.Status == adapterStatus {
+		var e struct {
+			Error  string `json:"error"`
+			Exit   int    `json:"exit"`
+			Stdout string `json:"stdout"`
+		}
+		if json.Unmarshal([]byte(r.Text), &e) == nil && e.Exit != 0 {
+			return hub.Command{Exit: e.Exit, Stdout: e.Stdout, Stderr: e.Error}
+		}
+	}
+	if r.IsError {
+		return render(sc, args, r)
+	}
+	return hub.Command{Stdout: r.Text, Stderr: stderr}
 }
 
 func text(v any) string {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -69,7 +70,17 @@ type Config struct {
 	Parent string
 	// Path is the agent's PATH, where the real programs of the launchers are found.
 	Path string
+	// Container, when set, is where an agent's container sees the shim's folder (Dir,
+	// bind-mounted read-only), and ContainerRelay the relay there: the launchers are
+	// written for the container, and find a real program on the container's PATH when
+	// they run.
+	Container, ContainerRelay string
 }
+
+// LookupPrefix starts a launcher's REAL argument that asks the relay to find the program
+// on PATH when it runs, past the folder named after the prefix (a container's launchers:
+// the program is on the container's PATH, not the worker's).
+const LookupPrefix = "lookup:"
 
 // Shim serves one trial's launchers.
 type Shim struct {
@@ -77,6 +88,8 @@ type Shim struct {
 	Bin string
 	// Socket is the unix socket the launchers reach the hub on.
 	Socket string
+	// Dir is the shim's private folder, which holds Bin and Socket.
+	Dir string
 
 	hub     *hub.Hub
 	cfg     Config
@@ -112,7 +125,7 @@ func Open(h *hub.Hub, cfg Config) (*Shim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shim: %w", err)
 	}
-	s := &Shim{Bin: filepath.Join(dir, "bin"), Socket: filepath.Join(dir, "hub"), hub: h, cfg: cfg, dir: dir}
+	s := &Shim{Bin: filepath.Join(dir, "bin"), Socket: filepath.Join(dir, "hub"), Dir: dir, hub: h, cfg: cfg, dir: dir}
 	fail := func(err error) (*Shim, error) {
 		if s.ln != nil {
 			s.ln.Close()
@@ -153,9 +166,12 @@ func Open(h *hub.Hub, cfg Config) (*Shim, error) {
 // writeLauncher writes the launcher of name: the relay in shim mode, given the socket,
 // the name and the real program of that name on the agent's PATH ("" when there is none).
 func (s *Shim) writeLauncher(name string) error {
-	real := lookPath(name, s.cfg.Path, s.Bin)
+	relay, sock, real := s.cfg.Relay, s.Socket, lookPath(name, s.cfg.Path, s.Bin)
+	if c := s.cfg.Container; c != "" {
+		relay, sock, real = s.cfg.ContainerRelay, path.Join(c, "hub"), LookupPrefix+path.Join(c, "bin")
+	}
 	text := "#!/bin/sh\n# chaos shim: " + name + " answered by the trial's twin (proxies/shim)\nexec " +
-		spec.ShellQuote(s.cfg.Relay) + " shim " + spec.ShellQuote(s.Socket) + " " + spec.ShellQuote(name) + " " + spec.ShellQuote(real) + ` "$@"` + "\n"
+		spec.ShellQuote(relay) + " shim " + spec.ShellQuote(sock) + " " + spec.ShellQuote(name) + " " + spec.ShellQuote(real) + ` "$@"` + "\n"
 	return os.WriteFile(filepath.Join(s.Bin, name), []byte(text), 0o755)
 }
 
