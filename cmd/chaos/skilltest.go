@@ -187,7 +187,7 @@ func skillTestRun(ctx context.Context, opts *SkillTestOptions) error {
 	}
 	return runRun(ctx, &RunOptions{
 		IO: opts.IO, Spec: folder.Spec(), RunsDir: filepath.Join(dir, "runs"), Only: plan.IDs(),
-		Temporal: opts.Temporal, Now: nowFunc, NewRunID: newRunID,
+		Temporal: opts.Temporal, Now: nowFunc, NewRunID: newRunID, Estimated: true,
 	})
 }
 
