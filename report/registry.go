@@ -122,12 +122,12 @@ func AgreementsFor(runs []*Run, reg *Registry) []Agreement {
 			}
 		}
 	}
-	// The reviewer's agreement, for every reviewer that decided a verdict.
+	// The reviewer's agreement, for every reviewer asked in a trial.
 	for _, r := range runs {
 		for _, t := range r.Results {
-			if by := ReviewDecided(t); by != "" && !seen[[2]string{"reviewer", by}] {
-				seen[[2]string{"reviewer", by}] = true
-				out = append(out, reg.LookupReviewer(by))
+			if t.Review != nil && t.Review.By != "" && !seen[[2]string{"reviewer", t.Review.By}] {
+				seen[[2]string{"reviewer", t.Review.By}] = true
+				out = append(out, reg.LookupReviewer(t.Review.By))
 			}
 		}
 	}
