@@ -82,7 +82,8 @@ func TestReviewerInRun(t *testing.T) {
 
 			rv := res.Review
 			if rv == nil {
-				t.Fatalf("phantom_success rep %d has no review (%s)", rep, res.VerdictWhy)
+				rec, _ := os.ReadFile(filepath.Join(out, "trials", "main", c, strconv.Itoa(rep), "record.jsonl"))
+				t.Fatalf("phantom_success rep %d has no review (%s); its record:\n%s", rep, res.VerdictWhy, rec)
 			}
 			if rv.Verdict != "wrong" || !strings.Contains(rv.Reason, "calls 4 and 5") || rv.By != "model:rev-1" || !rv.Decided || rv.Agreement != "not measured" ||
 				!strings.Contains(rv.Question, "was swallowed and made again only with other arguments") {
