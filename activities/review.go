@@ -36,7 +36,7 @@ func (a *Activities) review(ctx context.Context, s *spec.Spec, task spec.Task, c
 	if rs == nil || res.Overrule != nil || log == nil {
 		return
 	}
-	question := reviewer.Needs(log)
+	question := reviewer.Needs(withWrites(s, log))
 	if question == "" {
 		return
 	}
@@ -65,4 +65,24 @@ func (a *Activities) review(ctx context.Context, s *spec.Spec, task spec.Task, c
 // reviewText says what the reviewer did to the verdict.
 func reviewText(r *run.Review) string {
 	return fmt.Sprintf("the reviewer (%s; its agreement with people: %s) said %s: %s", r.By, r.Agreement, r.Verdict, r.Reason)
+}
+
+// withWrites is the log with its session_start naming the tools that write. The hub names
+// them only in front of real servers (a simulated world's state says what was written),
+// but a swallowed write made again with other arguments is as much beyond the record in a
+// simulated world: its state checks see the keys they check, not what else the new
+// arguments did. The log itself is left as it is.
+func withWrites(s *spec.Spec, log *record.Log) *record.Log {
+	if log.Start == nil || len(log.Start.Writes) > 0 {
+		return log
+	}
+	start := *log.Start
+	for _, t := range s.Tools {
+		if t.Effect == spec.EffectWrite {
+			start.Writes = append(start.Writes, t.Name)
+		}
+	}
+	out := *log
+	out.Start = &start
+	return &out
 }

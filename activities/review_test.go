@@ -53,7 +53,9 @@ func TestVerifyReview(t *testing.T) {
 				t.Fatal(err)
 			}
 			possible := true
-			w.Write(record.Row{Type: record.TypeSessionStart, Condition: "phantom_success@update_ticket", Writes: []string{"update_ticket"},
+			// As the hub writes it for a simulated world: no writes named (the reviewer
+			// takes them from the spec).
+			w.Write(record.Row{Type: record.TypeSessionStart, Condition: "phantom_success@update_ticket",
 				Fault:           &record.Fault{Condition: "phantom_success@update_ticket", Family: "phantom_success", Tool: "update_ticket"},
 				SuccessPossible: &possible, InitialState: map[string]any{"priority": "normal", "team": "accounts"}})
 			w.Write(record.Row{Type: record.TypeCall, Tool: "update_ticket", Args: json.RawMessage(`{"field":"priority","value":"urgent"}`),
