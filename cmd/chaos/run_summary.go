@@ -32,7 +32,14 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, w := range warnings {
 		fmt.Fprintln(ios.Out, "warning: "+w)
 	}
-	printHeadline(ios, cells, len(notCorrect) > 0, res.Results)
+	results := res.Results
+	if results == nil {
+		// The results are on disk (verdicts.json); the reviewer's notes need them.
+		if r, err := report.LoadRun(res.OutDir); err == nil {
+			results = r.Results
+		}
+	}
+	printHeadline(ios, cells, len(notCorrect) > 0, results)
 	if res.Summary.Cost != "" {
 		fmt.Fprintf(ios.Out, "\ncost: %s\n", res.Summary.Cost)
 	}
