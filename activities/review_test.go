@@ -17,8 +17,10 @@ import (
 
 // TestVerifyReview: a swallowed write made again with other arguments goes to the
 // spec's reviewer model (the stand-in); its wrong makes the world wrong, its garbage is
-// unsure and changes nothing, and the result says who reviewed and that its agreement
-// with people is not measured.
+// unsure and changes nothing (decided false), and the result says who reviewed and its
+// agreement with people: not measured, or the registry's kappa for that reviewer once
+// chaos judge agree --reviewer registered it (the claim judge's and another reviewer's
+// entries are not taken for it).
 func TestVerifyReview(t *testing.T) {
 	for _, tc := range []struct {
 		name, answer, verdict, review string
