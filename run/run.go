@@ -341,7 +341,11 @@ type Review struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	By      string `json:"by"`
-	// Agreement is the reviewer's measured agreement with people ("not measured" until it is).
+	// Decided is true when the answer set the world verdict (right or wrong where the
+	// fault left success possible): the trial's verdict rests on the reviewer's word.
+	Decided bool `json:"decided,omitempty"`
+	// Agreement is the reviewer's measured agreement with people when the trial ran
+	// (chaos judge agree --reviewer --register), or "not measured".
 	Agreement string `json:"agreement"`
 }
 

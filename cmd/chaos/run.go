@@ -45,6 +45,9 @@ type RunOptions struct {
 	HistoryLimit int
 	// BudgetUSD stops starting trials once the run could spend more (cost.go).
 	BudgetUSD float64
+	// Estimated says the caller has printed the plan's cost estimate (chaos skill test,
+	// from its clean run): the run prints no second one.
+	Estimated bool
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
 	HeartbeatTimeout time.Duration
 	// Now and NewRunID are replaced in tests.
@@ -139,7 +142,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
-	if s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0 {
+	if !opts.Estimated && (s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0) {
 		fmt.Fprintln(opts.IO.Out, costLine)
 	}
 	if paired != "" {
