@@ -53,7 +53,7 @@ build:
 bench:
 	$(GO) test ./proxies/... -run '^$$' -bench . -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
-	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m
