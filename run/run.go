@@ -146,6 +146,11 @@ type TrialInput struct {
 	AgentTimeout time.Duration  `json:"agent_timeout,omitempty"`
 	// HeartbeatTimeout: as in ExperimentInput.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	// Light: the trial runs without a worker session, its steps routed to the worker that
+	// set it up by that worker's own task queue (SetUp.Queue), the watcher inside RunAgent
+	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
+	// input is in its history, so a trial replays on the path it started on.
+	Light bool `json:"light,omitempty"`
 }
 
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for
@@ -188,6 +193,9 @@ type SetUp struct {
 	// HubError is why the hub did not start (after the activity's retries, or at once for
 	// bad input): the trial fails with it, its workspace verified and torn down.
 	HubError string `json:"hub_error,omitempty"`
+	// Queue is the task queue of the worker that set the trial up (its hub lives there):
+	// a light trial's later steps run on it. Empty from a worker without one.
+	Queue string `json:"queue,omitempty"`
 }
 
 // AgentInput is the input of RunAgent.
