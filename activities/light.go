@@ -71,16 +71,41 @@ func (a *Activities) giveSlot(key string) {
 // RunWatchedAgent is RunAgent with WatchEvents inside it, one activity instead of two:
 // the watcher follows the hub's record in a goroutine of this activity and, when an
 // abort rule is crossed, signals the workflow "abort" as WatchEvents does (which then
-// cancels this activity). The watcher ends with the agent.
-func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.AgentResult, error) {
+// cancels this activity); the reason is in the result too. The watcher ends with the
+// agent.
+//
+// With in.Finish, an agent that ended on its own (not cancelled, no abort asked) is
+// verified and torn down here, as FinishTrial would (the close reason and failure the
+// workflow would give it), saving the workflow a round trip: the verdict is in
+// Result. A Verify that fails leaves Result nil, and the workflow runs FinishTrial.
+func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var w run.WatchResult
 	go func() {
 		defer close(done)
-		_, _ = a.watch(wctx, run.WatchInput{Trial: in.Trial}, false)
+		w, _ = a.watch(wctx, run.WatchInput{Trial: in.Trial}, false)
 	}()
 	res, err := a.RunAgent(ctx, in)
 	stop()
 	<-done
-	return res, err
+	out := run.WatchedAgentResult{Agent: res, Abort: w.Abort}
+	if err != nil || !in.Finish || w.Abort != "" || ctx.Err() != nil {
+		return out, err
+	}
+	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited"}
+	switch {
+	case res.Error != "":
+		v.CloseReason = "agent did not start"
+		v.Failure = "the agent command could not start: " + res.Error
+	case res.TimedOut:
+		v.CloseReason = "agent timed out"
+	}
+	r, verr := a.FinishTrial(ctx, v)
+	if verr != nil {
+		a.logger().Warn("verify failed in the agent's activity; the workflow runs it again", "trial", in.Trial.Trial.ID, "error", verr)
+		return out, nil
+	}
+	out.Result = &r
+	return out, nil
 }

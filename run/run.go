@@ -203,6 +203,18 @@ type AgentInput struct {
 	Trial     TrialInput `json:"trial"`
 	Workspace Workspace  `json:"workspace"`
 	Hub       HubInfo    `json:"hub"`
+	// Finish: RunWatchedAgent verifies and tears the trial down itself when its agent
+	// ended on its own (WatchedAgentResult.Result).
+	Finish bool `json:"finish,omitempty"`
+}
+
+// WatchedAgentResult is RunWatchedAgent's: how the agent ended, the abort its watcher
+// asked for, and the verified trial when the activity finished it (nil: the workflow
+// runs FinishTrial).
+type WatchedAgentResult struct {
+	Agent  AgentResult  `json:"agent"`
+	Abort  string       `json:"abort,omitempty"`
+	Result *TrialResult `json:"result,omitempty"`
 }
 
 // AgentResult is how the agent process ended.

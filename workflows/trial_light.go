@@ -18,10 +18,13 @@ import (
 // version marker (nor the search attribute each marker upserts) of its own.
 const lightTrial = "light-trial"
 
-// lightTrialWorkflow runs one trial without a worker session, in three activities:
+// lightTrialWorkflow runs one trial without a worker session, in two or three activities:
 //
-//	SetUpTrial (shared queue) ─ RunWatchedAgent ─ FinishTrial   (the set-up worker's queue)
+//	SetUpTrial (shared queue) ─ RunWatchedAgent [─ FinishTrial]   (the set-up worker's queue)
 //	signal "abort" (from the watcher inside RunWatchedAgent, or a person) ──> cancel it
+//
+// An agent that ends on its own is verified and torn down inside RunWatchedAgent (two
+// activities a trial); after an abort, a cancel or a failed Verify, FinishTrial runs.
 //
 // SetUpTrial runs on whichever worker takes it and returns that worker's own task queue
 // (SetUp.Queue); the agent, its watcher, Verify and Teardown run there, on the host of the
@@ -125,16 +128,16 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub})
+	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub, Finish: true})
 
 	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
-	var agentRes AgentResult
+	var out WatchedAgentResult
 	var agentErr error
 	agentDone := false
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(agentFut, func(f workflow.Future) {
 		agentDone = true
-		agentErr = f.Get(ctx, &agentRes)
+		agentErr = f.Get(ctx, &out)
 	})
 	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, &abortReason)
@@ -153,11 +156,26 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	}
 	if !agentDone {
 		cancelAgent()
-		agentErr = agentFut.Get(agentCtx, &agentRes)
+		agentErr = agentFut.Get(agentCtx, &out)
 	}
 	if lost(agentErr) {
 		return retry("run agent", agentErr)
 	}
+	if agentErr == nil && out.Result != nil {
+		// The agent ended on its own and its activity verified and tore the trial down;
+		// an abort that came after that changes nothing but a run's cancel, which makes
+		// the trial aborted, never failed.
+		tornDown = true
+		res := *out.Result
+		if ctx.Err() != nil {
+			res.Outcome, res.Reason = OutcomeAborted, "the run was cancelled"
+		}
+		return res, nil
+	}
+	if abortReason == "" {
+		abortReason = out.Abort // the watcher's, if its signal is not in yet
+	}
+	agentRes := out.Agent
 
 	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
 	switch {

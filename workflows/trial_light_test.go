@@ -51,9 +51,9 @@ func (s *lightSuite) TestCompletesOnTheHostQueue() {
 		return SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}, Queue: hostQ}, nil
 	}).Once()
 	var agentIn AgentInput
-	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in AgentInput) (AgentResult, error) {
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in AgentInput) (WatchedAgentResult, error) {
 		agentQ, agentIn = queueOf(ctx), in
-		return AgentResult{ExitCode: 0}, nil
+		return WatchedAgentResult{Agent: AgentResult{ExitCode: 0}}, nil // not finished there: Verify failed
 	}).Once()
 	var finish VerifyInput
 	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
@@ -73,6 +73,7 @@ func (s *lightSuite) TestCompletesOnTheHostQueue() {
 	s.Equal(hostQ, agentQ)
 	s.Equal(hostQ, finishQ)
 	s.Equal("http://127.0.0.1:1", agentIn.Hub.URL)
+	s.True(agentIn.Finish)
 	s.Equal(ws, finish.Workspace)
 	s.Equal("agent exited", finish.CloseReason)
 }
@@ -82,7 +83,7 @@ func (s *lightSuite) TestCompletesOnTheHostQueue() {
 // worker's queue.
 func (s *lightSuite) TestLostWorkerIsRetried() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
-	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(AgentResult{},
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(WatchedAgentResult{},
 		temporal.NewApplicationError("heartbeat failed", activities.ErrHeartbeatLost)).Once()
 
 	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
@@ -106,7 +107,7 @@ func (s *lightSuite) TestBusyWorkerIsRetried() {
 // An abort signal cancels the agent; the trial is verified as aborted on the host queue.
 func (s *lightSuite) TestAbortSignalCancelsAgent() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil)
-	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
 	var verified VerifyInput
 	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
 		verified = in
@@ -128,7 +129,7 @@ func (s *lightSuite) TestAbortSignalCancelsAgent() {
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.
 func (s *lightSuite) TestCancelStillTearsDown() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil)
-	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{}, nil)
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
 	var finishQ string
 	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
 		finishQ = queueOf(ctx)
@@ -144,7 +145,7 @@ func (s *lightSuite) TestCancelStillTearsDown() {
 // A FinishTrial that keeps failing leaves the teardown to the workflow, on the host queue.
 func (s *lightSuite) TestFinishFailsThenTeardown() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
-	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(WatchedAgentResult{}, nil).Once()
 	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(TrialResult{}, errors.New("disk full")).Times(3)
 	var teardownQ string
 	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TeardownInput) error {
@@ -158,4 +159,39 @@ func (s *lightSuite) TestFinishFailsThenTeardown() {
 	s.Equal(OutcomeFailed, r.Outcome)
 	s.Contains(r.Reason, "disk full")
 	s.Equal(hostQ, teardownQ)
+}
+
+// An agent that ended on its own is verified and torn down in its own activity: two
+// activities in all, and its verdict is the trial's.
+func (s *lightSuite) TestFinishedInTheAgentActivity() {
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(WatchedAgentResult{
+		Agent: AgentResult{ExitCode: 0}, Result: &TrialResult{ID: "main/clean/1", Outcome: OutcomeCompleted, Reason: "verified there"}}, nil).Once()
+	// No FinishTrial, no Teardown: the expectations fail the test on any other activity.
+
+	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
+	s.NoError(s.env.GetWorkflowError())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeCompleted, r.Outcome)
+	s.Equal("verified there", r.Reason)
+}
+
+// The watcher's abort in the agent's result (its signal not in yet) makes the trial
+// aborted, verified by FinishTrial.
+func (s *lightSuite) TestWatcherAbortInResult() {
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(WatchedAgentResult{Abort: "too many calls"}, nil).Once()
+	var verified VerifyInput
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		verified = in
+		return verifyEcho(ctx, in)
+	}).Once()
+
+	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeAborted, r.Outcome)
+	s.Equal("too many calls", verified.Aborted)
+	s.Equal("aborted: too many calls", verified.CloseReason)
 }
