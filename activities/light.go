@@ -3,8 +3,10 @@ package activities
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
@@ -79,6 +81,7 @@ func (a *Activities) giveSlot(key string) {
 // workflow would give it), saving the workflow a round trip: the verdict is in
 // Result. A Verify that fails leaves Result nil, and the workflow runs FinishTrial.
 func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
+	lt := a.live(in.Trial.Key())
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var w run.WatchResult
@@ -86,12 +89,20 @@ func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (ru
 		defer close(done)
 		w, _ = a.watch(wctx, run.WatchInput{Trial: in.Trial}, false)
 	}()
+	paused := pauseDetector(wctx)
 	res, err := a.RunAgent(ctx, in)
 	stop()
 	<-done
 	out := run.WatchedAgentResult{Agent: res, Abort: w.Abort}
 	if err != nil || !in.Finish || w.Abort != "" || ctx.Err() != nil {
 		return out, err
+	}
+	// A process that stood still (stopped, starved) for half the heartbeat timeout may
+	// have had its attempt declared lost meanwhile, and the trial run again: only the
+	// workflow knows, so it finishes the trial, if the attempt is still its. The same
+	// for a hub that is not the one this agent ran against (a new attempt's, here).
+	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.live(in.Trial.Key()) != lt {
+		return out, nil
 	}
 	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited"}
 	switch {
@@ -109,3 +120,50 @@ func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (ru
 	out.Result = &r
 	return out, nil
 }
+
+// heartbeatTimeoutOf is the activity's heartbeat timeout (10s outside an activity, or
+// when it has none).
+func heartbeatTimeoutOf(ctx context.Context) time.Duration {
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			return hb
+		}
+	}
+	return 10 * time.Second
+}
+
+// pauseDetector ticks every pauseTick until ctx ends; the returned func is the longest
+// gap seen between two ticks beyond pauseTick: how long this process stood still.
+func pauseDetector(ctx context.Context) func() time.Duration {
+	var mu sync.Mutex
+	var worst time.Duration
+	last := time.Now()
+	note := func(now time.Time) {
+		mu.Lock()
+		if gap := now.Sub(last) - pauseTick; gap > worst {
+			worst = gap
+		}
+		last = now
+		mu.Unlock()
+	}
+	go func() {
+		t := time.NewTicker(pauseTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				note(now)
+			}
+		}
+	}()
+	return func() time.Duration {
+		note(time.Now())
+		mu.Lock()
+		defer mu.Unlock()
+		return worst
+	}
+}
+
+const pauseTick = 500 * time.Millisecond
