@@ -18,6 +18,9 @@ import (
 // version marker (nor the search attribute each marker upserts) of its own.
 const lightTrial = "light-trial"
 
+// WatchedAgentResult is RunWatchedAgent's result (an alias, as in types.go).
+type WatchedAgentResult = run.WatchedAgentResult
+
 // lightTrialWorkflow runs one trial without a worker session, in two or three activities:
 //
 //	SetUpTrial (shared queue) ─ RunWatchedAgent [─ FinishTrial]   (the set-up worker's queue)

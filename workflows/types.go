@@ -8,27 +8,26 @@ import "github.com/crashwall/chaos/run"
 
 // Aliases, so workflow code reads naturally.
 type (
-	SpecRef            = run.SpecRef
-	ExperimentInput    = run.ExperimentInput
-	ExperimentResult   = run.ExperimentResult
-	Progress           = run.Progress
-	TrialInput         = run.TrialInput
-	Workspace          = run.Workspace
-	HubInfo            = run.HubInfo
-	SetUp              = run.SetUp
-	AgentInput         = run.AgentInput
-	AgentResult        = run.AgentResult
-	WatchedAgentResult = run.WatchedAgentResult
-	WatchInput         = run.WatchInput
-	WatchResult        = run.WatchResult
-	VerifyInput        = run.VerifyInput
-	TeardownInput      = run.TeardownInput
-	CheckResult        = run.CheckResult
-	TrialResult        = run.TrialResult
-	Summary            = run.Summary
-	AggregateInput     = run.AggregateInput
-	Tally              = run.Tally
-	RecordResultInput  = run.RecordResultInput
+	SpecRef           = run.SpecRef
+	ExperimentInput   = run.ExperimentInput
+	ExperimentResult  = run.ExperimentResult
+	Progress          = run.Progress
+	TrialInput        = run.TrialInput
+	Workspace         = run.Workspace
+	HubInfo           = run.HubInfo
+	SetUp             = run.SetUp
+	AgentInput        = run.AgentInput
+	AgentResult       = run.AgentResult
+	WatchInput        = run.WatchInput
+	WatchResult       = run.WatchResult
+	VerifyInput       = run.VerifyInput
+	TeardownInput     = run.TeardownInput
+	CheckResult       = run.CheckResult
+	TrialResult       = run.TrialResult
+	Summary           = run.Summary
+	AggregateInput    = run.AggregateInput
+	Tally             = run.Tally
+	RecordResultInput = run.RecordResultInput
 )
 
 const (
