@@ -55,7 +55,7 @@ bench:
 	$(GO) test ./proxies/... -run '^$$' -bench . -skip '^BenchmarkPageLoadAndWrite$$' -benchtime 2000x
 	$(GO) test ./proxies/cdpwall -run '^$$' -bench '^BenchmarkPageLoadAndWrite$$' -benchtime 10x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
-	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x
+	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m

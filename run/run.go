@@ -147,6 +147,11 @@ type TrialInput struct {
 	AgentTimeout time.Duration  `json:"agent_timeout,omitempty"`
 	// HeartbeatTimeout: as in ExperimentInput.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	// Light: the trial runs without a worker session, its steps routed to the worker that
+	// set it up by that worker's own task queue (SetUp.Queue), the watcher inside RunAgent
+	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
+	// input is in its history, so a trial replays on the path it started on.
+	Light bool `json:"light,omitempty"`
 }
 
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for
@@ -189,6 +194,9 @@ type SetUp struct {
 	// HubError is why the hub did not start (after the activity's retries, or at once for
 	// bad input): the trial fails with it, its workspace verified and torn down.
 	HubError string `json:"hub_error,omitempty"`
+	// Queue is the task queue of the worker that set the trial up (its hub lives there):
+	// a light trial's later steps run on it. Empty from a worker without one.
+	Queue string `json:"queue,omitempty"`
 }
 
 // AgentInput is the input of RunAgent.
@@ -196,6 +204,18 @@ type AgentInput struct {
 	Trial     TrialInput `json:"trial"`
 	Workspace Workspace  `json:"workspace"`
 	Hub       HubInfo    `json:"hub"`
+	// Finish: RunWatchedAgent verifies and tears the trial down itself when its agent
+	// ended on its own (WatchedAgentResult.Result).
+	Finish bool `json:"finish,omitempty"`
+}
+
+// WatchedAgentResult is RunWatchedAgent's: how the agent ended, the abort its watcher
+// asked for, and the verified trial when the activity finished it (nil: the workflow
+// runs FinishTrial).
+type WatchedAgentResult struct {
+	Agent  AgentResult  `json:"agent"`
+	Abort  string       `json:"abort,omitempty"`
+	Result *TrialResult `json:"result,omitempty"`
 }
 
 // AgentResult is how the agent process ended.

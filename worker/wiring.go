@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"crypto/rand"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -72,6 +75,55 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		}
 	}
 	w.RegisterActivity(acts)
+	// This worker's own queue: a light trial's steps after SetUpTrial come here, to the
+	// hub they need (activities/light.go). A fresh name each process: a restarted worker
+	// never takes the steps of trials whose hubs died with the one before.
+	acts.HostQueue = hostQueue(queue)
+	acts.MaxTrials = opts.MaxTrials
+	host := sdkworker.New(c, acts.HostQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: 4 * opts.MaxTrials, // a trial's agent, and its verify or teardown
+		MaxHeartbeatThrottleInterval:       time.Second,
+	})
+	host.RegisterActivity(acts)
 	go removeOrphanContainers(acts)
-	return w
+	return &pair{Worker: w, host: host}
+}
+
+// hostQueue is a task queue name only this process polls.
+func hostQueue(queue string) string {
+	name, _ := os.Hostname()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s@%s-%d-%x", queue, name, os.Getpid(), b)
+}
+
+// pair is the worker of the shared queue and the one of this process's own queue,
+// started and stopped together.
+type pair struct {
+	sdkworker.Worker
+	host sdkworker.Worker
+}
+
+func (p *pair) Start() error {
+	if err := p.host.Start(); err != nil {
+		return err
+	}
+	if err := p.Worker.Start(); err != nil {
+		p.host.Stop()
+		return err
+	}
+	return nil
+}
+
+func (p *pair) Run(interruptCh <-chan interface{}) error {
+	if err := p.host.Start(); err != nil {
+		return err
+	}
+	defer p.host.Stop()
+	return p.Worker.Run(interruptCh)
+}
+
+func (p *pair) Stop() {
+	p.Worker.Stop()
+	p.host.Stop()
 }
