@@ -47,6 +47,11 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	w := sdkworker.New(c, queue, sdkworker.Options{
 		EnableSessionWorker:               true,
 		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
+		// A trial in its session runs the agent and its watcher at once, and a setup or
+		// teardown step of its own beside them; the SDK gives a worker's session activities
+		// as many slots as MaxConcurrentActivityExecutionSize (1,000 by default), so at
+		// 1,000 trials the 501st waited for a slot until its setup timed out.
+		MaxConcurrentActivityExecutionSize: ActivitySlots(opts.MaxTrials),
 		// An activity learns it was cancelled only from the answer to a heartbeat it sends,
 		// and the SDK holds heartbeats back for 80% of the heartbeat timeout (16s of the
 		// trial's 20s) by default: an abort would reach a running agent, and the end of the
@@ -74,4 +79,14 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	w.RegisterActivity(acts)
 	go removeOrphanContainers(acts)
 	return w
+}
+
+// activitiesPerTrial is the most activities one trial runs at once in its session:
+// RunAgent and WatchEvents, and a setup or teardown step.
+const activitiesPerTrial = 3
+
+// ActivitySlots is how many activities a worker running maxTrials trials at once runs at
+// once: the SDK's default (1,000) or activitiesPerTrial a trial, whichever is more.
+func ActivitySlots(maxTrials int) int {
+	return max(1000, activitiesPerTrial*maxTrials)
 }
