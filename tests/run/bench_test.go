@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -208,8 +211,9 @@ func BenchmarkWorkerRSS(b *testing.B) {
 				}
 				return startedAgents(out)
 			})
-			b.Logf("%d trials in flight after %s (load %s)", inFlight, time.Since(start).Round(time.Second), loadAverage())
 			rss := peakRSS(b, w.Pid())
+			b.Logf("%d trials in flight after %s (load %s); %d trial attempts were lost on the way and run again",
+				inFlight, time.Since(start).Round(time.Second), loadAverage(), lostAttempts(b, srv.Addr))
 			p.Signal(b, syscall.SIGINT)
 			p.Wait(b, time.Duration(inFlight)*6*time.Second)
 
@@ -252,6 +256,29 @@ func endedTrials(out string) []string {
 		}
 	}
 	return ended
+}
+
+// lostAttempts counts the trial workflow runs that ended failed on the server at addr: in
+// a run with no failed trial, each is an attempt lost (worker_lost) and run again.
+func lostAttempts(b *testing.B, addr string) int {
+	c := testkit.DialTemporal(b, addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	n := 0
+	req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='TrialWorkflow' AND ExecutionStatus='Failed'"}
+	for {
+		resp, err := c.ListWorkflow(ctx, req)
+		if err != nil {
+			b.Logf("count the lost trial attempts: %v", err)
+			return -1
+		}
+		n += len(resp.GetExecutions())
+		if len(resp.GetNextPageToken()) == 0 {
+			return n
+		}
+		req.NextPageToken = resp.GetNextPageToken()
+	}
 }
 
 // loadAverage is the machine's load average over the last 1, 5 and 15 minutes.
