@@ -98,7 +98,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 // `chaos server --no-worker` and a `chaos worker --max-trials 64`. Run it with a fixed
 // count (-benchtime 64x): b.N is the trials of each run.
 //
-//	make bench  (go test ./tests/run -run '^$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x)
+//	make bench  (go test ./tests/run -run '^$' -bench '^BenchmarkTrialsPerSecond$' -benchtime 64x)
 func BenchmarkTrialsPerSecond(b *testing.B) {
 	env := testkit.Env(b)
 	data := b.TempDir()
