@@ -87,6 +87,16 @@ type ExperimentInput struct {
 // child trial adds about ten events.
 const DefaultHistoryLimit = 500
 
+// HistoryLimitFor is the history limit of a run of concurrency trials at once: the
+// concurrency, at least DefaultHistoryLimit, at most 2,000 (about 14,000 events, under a
+// quarter of Temporal's 51,200). A workflow run that has started its limit of trials waits
+// for all of them to end before it continues as new, so a limit below the concurrency caps
+// the trials in flight at the limit: BenchmarkWorkerRSS's run of 1,000 at once stopped at
+// 500 in flight, and stayed there until its agents ended.
+func HistoryLimitFor(concurrency int) int {
+	return min(max(DefaultHistoryLimit, concurrency), 2000)
+}
+
 // Tally counts finished trials, by verdict where there is one, else by outcome.
 type Tally struct {
 	Done int            `json:"done"`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -197,7 +198,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
-		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
+		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {
