@@ -50,29 +50,42 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	setupCtx := workflow.WithActivityOptions(ctx, quick)
 	hostCtx := setupCtx // the set-up worker's queue, once known
 
+	var ws Workspace
+	var abortReason string
+	teardownReason := "agent exited"
+
 	workerLost := false
 	lost := func(err error) bool {
 		var timeout *temporal.TimeoutError
 		var app *temporal.ApplicationError
-		if (errors.As(err, &app) && (app.Type() == activities.ErrHeartbeatLost || app.Type() == activities.ErrWorkerBusy)) ||
+		return (errors.As(err, &app) && (app.Type() == activities.ErrHeartbeatLost || app.Type() == activities.ErrWorkerBusy)) ||
 			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
-				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START)) {
-			workerLost = true
-		}
-		return workerLost
+				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
 	}
 	retry := func(stage string, err error) (TrialResult, error) {
 		msg := "the worker running the trial was lost during " + stage
 		if err != nil {
 			msg += ": " + err.Error()
 		}
+		if abortReason != "" || ctx.Err() != nil {
+			// An aborted trial (or one whose run was cancelled) is never run again: a
+			// retry would start its agent anew after the abort (an agent's activity can
+			// go silent while it stops a starved agent). It is aborted; the teardown is
+			// still tried on its host.
+			reason := abortReason
+			if reason == "" {
+				reason = "the run was cancelled"
+			}
+			logger.Warn(msg+"; the trial was aborted, not run again", "trial", in.Trial.ID)
+			teardownReason = "aborted: " + reason
+			r := result
+			r.Outcome, r.Reason = OutcomeAborted, reason+" ("+msg+")"
+			return r, nil
+		}
+		workerLost = true
 		logger.Warn(msg, "trial", in.Trial.ID)
 		return TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
 	}
-
-	var ws Workspace
-	var abortReason string
-	teardownReason := "agent exited"
 	tornDown := false // by FinishTrial
 	defer func() {
 		if workerLost || tornDown {

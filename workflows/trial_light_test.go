@@ -195,3 +195,30 @@ func (s *lightSuite) TestWatcherAbortInResult() {
 	s.Equal("too many calls", verified.Aborted)
 	s.Equal("aborted: too many calls", verified.CloseReason)
 }
+
+// A trial aborted while its worker is lost (here FinishTrial's, after the abort cancelled
+// the agent; stopping a starved agent can also outlast its heartbeat timeout): the trial is
+// aborted and its teardown tried, never ErrWorkerLost, which would make the experiment start
+// its agent again after the abort (seen at 1,000 trials in flight).
+func (s *lightSuite) TestAbortThenLostIsAborted() {
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(TrialResult{},
+		temporal.NewNonRetryableApplicationError("no slot", activities.ErrWorkerBusy, nil)).Once()
+	var teardown TeardownInput
+	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TeardownInput) error {
+		teardown = in
+		return nil
+	}).Once()
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "stopped by a person") }, time.Minute)
+
+	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
+	s.True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError(), "an aborted trial must not end with ErrWorkerLost")
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeAborted, r.Outcome)
+	s.Contains(r.Reason, "stopped by a person")
+	s.Contains(r.Reason, "lost during verify")
+	s.Equal("aborted: stopped by a person", teardown.Reason)
+}
