@@ -97,7 +97,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 			WaitForCancellation:   true,
-			RetryPolicy:           &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second},
+			RetryPolicy:           trialRetry(light),
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
@@ -199,3 +199,16 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 // versionStopNeverArmed guards stopping the run at the first trial that proves its model
 // fault can never be armed (runs started before it ran every trial).
 const versionStopNeverArmed = "stop-never-armed"
+
+// trialRetry is the retry policy of one trial's workflow. A light trial's attempt fails only
+// when its worker was lost (ErrWorkerLost: starved past its heartbeat timeout, killed, or
+// out of slots); anything else ends as a result. So its bound is a guard against a pool of
+// workers that can never hold it, not a judgement of the trial: ten attempts, each from a
+// fresh folder, 1 s apart doubling to a minute, before the trial is recorded as failed with
+// the last loss as its reason. (A session trial keeps its three.)
+func trialRetry(light bool) *temporal.RetryPolicy {
+	if light {
+		return &temporal.RetryPolicy{MaximumAttempts: 10, InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+	}
+	return &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -189,4 +190,27 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 	require.Equal(t, 2, recorded)
 	require.True(t, agg.ResultsOnDisk)
 	require.Equal(t, res.NeverArmed, agg.Aborted)
+}
+
+// TestLightTrialLostManyTimesIsRunAgain: a light trial whose worker is lost again and again
+// (starved past its heartbeat timeout, say) is run again each time, past the three
+// attempts of a session trial, and ends with its real result, not failed.
+func TestLightTrialLostManyTimesIsRunAgain(t *testing.T) {
+	attempts := 0
+	env, _, _, written := newExperimentEnvWrites(t, func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+		attempts++
+		if !in.Light {
+			return TrialResult{}, errors.New("want a light trial")
+		}
+		if attempts <= 6 {
+			return TrialResult{}, temporal.NewApplicationError("the worker running the trial was lost during run agent", ErrWorkerLost)
+		}
+		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}, nil
+	})
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 1)
+	require.Equal(t, 7, attempts, "last: %+v", (*written)[0])
+	require.Len(t, *written, 1)
+	require.Equal(t, OutcomeCompleted, (*written)[0].Outcome, "reason: %s", (*written)[0].Reason)
 }
