@@ -38,6 +38,8 @@ type RunOptions struct {
 	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
 	PairWith     string
 	AgentCommand []string
+	// Branch: fault trials start from the clean trial's twin before the last unit.
+	Branch bool
 	// Profile takes the place of the spec's agent.profile (how the closing message is read).
 	Profile  string
 	Temporal TemporalFlags
@@ -97,6 +99,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
+	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "run each cell's clean trial first; its fault trials start from its twin state just before its first write on the task's last unit (docs/shim.md)")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -138,6 +141,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
+	if line := branchLine(s, plan); line != "" {
+		fmt.Fprintln(opts.IO.Out, line)
+	}
 	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
 	if s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0 {
 		fmt.Fprintln(opts.IO.Out, costLine)
