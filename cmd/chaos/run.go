@@ -212,6 +212,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
+	if plan.Branch {
+		fmt.Fprintln(opts.IO.Out, branchOutcome(res.OutDir)) // run_branch.go
+	}
 	if res.NeverArmed != "" {
 		return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
 	}

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,4 +41,31 @@ func branchLine(s *spec.Spec, p *spec.Plan) string {
 		line += "; " + strings.Join(whole, ", ") + " of one unit run whole"
 	}
 	return fmt.Sprint(line)
+}
+
+// branchOutcome is the run's one line on where its fault trials started (their
+// result.json's branch): how many from their clean trial, how many whole and why.
+func branchOutcome(outDir string) string {
+	from, whole := 0, map[string]int{}
+	filepath.WalkDir(filepath.Join(outDir, "trials"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "result.json" {
+			return nil
+		}
+		var r struct {
+			Branch string `json:"branch"`
+		}
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &r) == nil && r.Branch != "" {
+			if strings.HasPrefix(r.Branch, "from ") {
+				from++
+			} else {
+				whole[r.Branch]++
+			}
+		}
+		return nil
+	})
+	line := fmt.Sprintf("branch: %d fault trials started from their clean trial", from)
+	for _, why := range slices.Sorted(maps.Keys(whole)) {
+		line += fmt.Sprintf("; %d %s", whole[why], why)
+	}
+	return line
 }

@@ -64,7 +64,7 @@ func bookings(l *record.Log, order string) int {
 // no call booking R-101 in its record), R-101 judged branched and correct.
 func checkBranched(t *testing.T, stdout string, rs map[string]run.TrialResult, logs map[string]*record.Log) {
 	t.Helper()
-	if !strings.Contains(stdout, "branch: clean trials first") {
+	if !strings.Contains(stdout, "branch: clean trials first") || !strings.Contains(stdout, "branch: 1 fault trials started from their clean trial\n") {
 		t.Errorf("chaos run does not say the run branches:\n%s", stdout)
 	}
 	clean, fault := logs["clean"], logs[phantom]
@@ -139,10 +139,22 @@ func TestPortalBranch(t *testing.T) {
 	t.Logf("trial time without --branch: clean %v, %s %v", rs["clean"].Duration, phantom, r.Duration)
 }
 
-// TestPortalBranchOneUnit: a task of one unit has no branch point: chaos run --branch
-// says so in one line and plans the fault trials whole.
-func TestPortalBranchOneUnit(t *testing.T) {
+// TestPortalBranchNone: a clean trial whose world is wrong (the agent booked R-101 only)
+// gives no branch: the fault trial runs whole (it books R-101 itself) and the run says so
+// in one line; a task of one unit has no branch point: chaos run --branch says so in one
+// line when it plans.
+func TestPortalBranchNone(t *testing.T) {
 	dir, _, env := portal(t)
+	stdout, rs, logs := runBranch(t, dir, env, "python3 scripts/book_shipment.py R-101 --carrier DHL; echo STATUS: ok", true)
+	why := "none, the trial ran whole: the clean trial " + rs["clean"].ID + " did not complete with its world right"
+	if r := rs[phantom]; !strings.HasPrefix(r.Branch, why) || bookings(logs[phantom], "R-101") == 0 || len(logs[phantom].Start.InitialState) != 0 {
+		t.Errorf("branch %q (want %q...), R-101 booked %d times, initial state %v: want the trial whole",
+			r.Branch, why, bookings(logs[phantom], "R-101"), logs[phantom].Start.InitialState)
+	}
+	if !strings.Contains(stdout, "branch: 0 fault trials started from their clean trial; 1 "+why) {
+		t.Errorf("chaos run does not say the fault trial ran whole:\n%s", stdout)
+	}
+
 	path := filepath.Join(dir, "portal.yaml")
 	b, err := os.ReadFile(path)
 	if err != nil {
