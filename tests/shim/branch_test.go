@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
@@ -18,7 +19,7 @@ const phantom = "phantom_success@book_shipment"
 // runBranch runs the portal with the agent on clean and phantom success, with --branch
 // when branch is set, and returns chaos run's stdout, the results and records by
 // condition.
-func runBranch(t *testing.T, dir string, env []string, agent string, branch bool) (string, map[string]run.TrialResult, map[string]*record.Log) {
+func runBranch(t testing.TB, dir string, env []string, agent string, branch bool) (string, map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	args := []string{"run", filepath.Join(dir, "portal.yaml"), "--out", out, "--concurrency", "4", "--only", "clean," + phantom}
@@ -171,4 +172,52 @@ func TestPortalBranchNone(t *testing.T) {
 	if res.Code != 0 || !strings.Contains(res.Stdout, "branch: none, the fault trials run whole: --branch needs a task of two units or more") {
 		t.Errorf("chaos run --branch --dry-run on one unit: exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
 	}
+}
+
+// BenchmarkBranch: the fault trial's time with and without --branch, in the same run, on
+// the portal grown to six orders (R-101..R-106) whose agent takes a second per booking
+// (standing in for a long unit): branched, the fault trial repeats only the last one.
+// go test ./tests/shim -run XXX -bench BenchmarkBranch -benchtime 1x
+func BenchmarkBranch(b *testing.B) {
+	dir, _, env := portal(b)
+	orders := []string{"R-101", "R-102", "R-103", "R-104", "R-105", "R-106"}
+	path := filepath.Join(dir, "portal.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	checks := ""
+	for _, o := range orders {
+		checks += "  - key: shipment/" + o + "\n    equals: DHL\n"
+	}
+	s := strings.Replace(string(raw), "units: [R-101, R-102]", "units: ["+strings.Join(orders, ", ")+"]", 1)
+	s = strings.Replace(s, "  - key: shipment/R-101\n    equals: DHL\n  - key: shipment/R-102\n    equals: DHL\n", checks, 1)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	agent := `skip=$(printf '%s\n' "$1" | sed -n 's/^Already done, do not redo: //p' | tr ',' ' ')
+for o in ` + strings.Join(orders, " ") + `; do
+	case " $skip " in *" $o "*) continue ;; esac
+	sleep 1; python3 scripts/book_shipment.py "$o" --carrier DHL >/dev/null 2>&1
+	echo "$o: VERIFIED"
+done
+echo "STATUS: ok"
+`
+	if err := os.WriteFile(filepath.Join(dir, "agents", "many.sh"), []byte(agent), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var whole, branched time.Duration
+	for b.Loop() {
+		_, rs, _ := runBranch(b, dir, env, "sh agents/many.sh {task}", false)
+		whole += rs[phantom].Duration
+		_, rs, logs := runBranch(b, dir, env, "sh agents/many.sh {task}", true)
+		if rs[phantom].Branch == "" || strings.HasPrefix(rs[phantom].Branch, "none") || bookings(logs[phantom], "R-101") != 0 {
+			b.Fatalf("the fault trial did not branch: %q", rs[phantom].Branch)
+		}
+		branched += rs[phantom].Duration
+	}
+	n := float64(b.N)
+	b.ReportMetric(whole.Seconds()/n, "s/whole-fault-trial")
+	b.ReportMetric(branched.Seconds()/n, "s/branched-fault-trial")
+	b.ReportMetric(whole.Seconds()/branched.Seconds(), "x-faster")
 }
