@@ -53,8 +53,19 @@ type Activities struct {
 	// OutputCap is how much of each of the agent's streams is kept (0: OutputCap).
 	OutputCap int64
 
+	// HostQueue is the task queue only this worker polls (worker.NewWorker sets it): a
+	// light trial's steps after SetUpTrial are routed there, to the host of its hub.
+	HostQueue string
+	// MaxTrials bounds the light trials this worker holds at once (0: no bound); see
+	// takeSlot.
+	MaxTrials int
+
 	mu     sync.Mutex
 	trials map[string]*liveTrial
+	// held is the light trials holding one of the MaxTrials slots.
+	held     map[string]bool
+	slots    chan struct{}
+	slotOnce sync.Once
 
 	// docker is the connection to the Docker engine of agent.runtime: docker, made on
 	// first use (runtime_docker.go).

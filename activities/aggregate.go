@@ -350,6 +350,13 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	if lines := report.ReviewedLines(results, conds); len(lines) > 0 {
+		// The rates of these rows rest in part on the reviewer's word: say how far.
+		b.WriteString("\nworld verdicts the reviewer decided (where the record could not tell):\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	writeCosts(&b, results)
 	return b.Bytes()
 }

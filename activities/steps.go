@@ -25,9 +25,19 @@ const setUpAttempts = 3
 // SetUpTrial prepares the trial's workspace and starts its hub. A hub that fails to start
 // is tried again with the whole activity (a fresh workspace, as a retried trial gets),
 // except for bad input, which no retry mends.
+//
+// A light trial (in.Light) first takes one of this worker's trial slots (takeSlot), which
+// its Teardown gives back, and learns the worker's own task queue (SetUp.Queue) for its
+// later steps.
 func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.SetUp, error) {
+	if in.Light {
+		if err := a.takeSlot(ctx, in.Key()); err != nil {
+			return run.SetUp{}, err
+		}
+	}
 	ws, err := a.PrepareWorkspace(ctx, in)
 	if err != nil {
+		a.giveSlot(in.Key())
 		return run.SetUp{}, err
 	}
 	hub, err := a.StartHub(ctx, run.AgentInput{Trial: in, Workspace: ws})
@@ -35,11 +45,12 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 		var app *temporal.ApplicationError
 		last := !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt >= setUpAttempts
 		if !last && !(errors.As(err, &app) && app.Type() == ErrBadInput) {
+			a.giveSlot(in.Key())
 			return run.SetUp{}, err
 		}
-		return run.SetUp{Workspace: ws, HubError: err.Error()}, nil
+		return run.SetUp{Workspace: ws, HubError: err.Error(), Queue: a.HostQueue}, nil
 	}
-	return run.SetUp{Workspace: ws, Hub: hub}, nil
+	return run.SetUp{Workspace: ws, Hub: hub, Queue: a.HostQueue}, nil
 }
 
 // FinishTrial verifies the trial and then tears it down (with in.CloseReason as the

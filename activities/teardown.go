@@ -24,6 +24,7 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 	if reason == "" {
 		reason = "teardown"
 	}
+	defer a.giveSlot(in.Trial.Key())
 	var errs []error
 	if lt := a.drop(in.Trial.Key()); lt != nil {
 		if err := lt.stop(reason); err != nil {

@@ -127,7 +127,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 				res.WorldOK = res.Overrule.WorldOK
 			}
 			if worldKnown {
-				review(ctx, s, task, t.Condition, log, closing.Text, &res) // review.go
+				a.review(ctx, s, task, t.Condition, log, closing.Text, &res) // review.go
 			}
 		}
 	}

@@ -23,6 +23,12 @@ import (
 //
 //	hub ──rows──> watcher ──rule crossed──> SignalWorkflow(trial, "abort", reason)
 func (a *Activities) WatchEvents(ctx context.Context, in run.WatchInput) (run.WatchResult, error) {
+	return a.watch(ctx, in, true)
+}
+
+// watch is WatchEvents; beat: heartbeat the activity (false inside RunWatchedAgent, whose
+// agent loop heartbeats).
+func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (run.WatchResult, error) {
 	log := a.logger().With("trial", in.Trial.Trial.ID)
 	lt := a.live(in.Trial.Key())
 	if lt == nil {
@@ -65,7 +71,9 @@ func (a *Activities) WatchEvents(ctx context.Context, in run.WatchInput) (run.Wa
 		case <-clock:
 			return a.abort(ctx, log, fmt.Sprintf("the trial ran longer than its wall clock limit of %s (limits.wall_clock)", w.limits.WallClock))
 		case <-tick.C:
-			heartbeat(ctx, w.calls)
+			if beat {
+				heartbeat(ctx, w.calls)
+			}
 		}
 	}
 }

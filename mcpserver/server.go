@@ -7,6 +7,7 @@
 //	agent ──MCP stdio──> chaos mcp ── list_skills    skills.Discover
 //	                               ── list_specs     *.yaml under a folder that load as specs
 //	                               ── plan_run       chaos run SPEC --dry-run  ──> plan, cost, confirmation
+//	                               ── plan_skill_test (allow_real_calls) chaos skill test --plan-only ──> plan, cost, confirmation
 //	                               ── start_run      (confirmation) chaos run SPEC --out FOLDER, in the background
 //	                               ── run_status     running / finished, exit code, the last lines it printed
 //	                               ── run_results    summary.txt, verdict counts, cost
@@ -65,6 +66,9 @@ type Server struct {
 type plan struct {
 	Spec, SpecHash, Name string
 	Args                 []string
+	// RunsDir is where the run folder goes ("": <Dir>/chaos-runs/<Name>); a skill test's
+	// runs go in its folder's runs/, as chaos skill test puts them.
+	RunsDir string
 }
 
 type started struct {
@@ -108,11 +112,12 @@ func (s *Server) MCP() *mcp.Server {
 		v = "dev"
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "chaos", Version: v}, &mcp.ServerOptions{
-		Instructions: "chaos crash-tests AI agents: plan_run shows what a run would do and cost and returns a confirmation; start_run needs that confirmation, which must come from the user's own approval of the plan.",
+		Instructions: "chaos crash-tests AI agents: plan_run (a spec) and plan_skill_test (a Claude Code skill) show what a run would do and cost and return a confirmation; start_run needs that confirmation, which must come from the user's own approval of the plan. plan_skill_test runs the skill once against its real MCP servers: pass allow_real_calls only when the user agreed to that.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_skills", Description: "The Claude Code skills on this machine (user and project) and the MCP servers they can use; header and env values are shown as ${VAR} references only."}, s.listSkills)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_specs", Description: "The chaos experiment specs (*.yaml) in a folder, with their tools and conditions."}, s.listSpecs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "plan_run", Description: "Plan a chaos run of a spec without starting anything: the trials, the estimated cost, and a confirmation token that start_run requires. Show the plan and cost to the user before starting."}, s.planRun)
+	mcp.AddTool(srv, &mcp.Tool{Name: "plan_skill_test", Description: planSkillTestDoc}, s.planSkillTest) // skilltest.go
 	mcp.AddTool(srv, &mcp.Tool{Name: "start_run", Description: "Start a planned run. Refused unless confirmation is the token plan_run returned for it (each token starts one run)."}, s.startRun)
 	mcp.AddTool(srv, &mcp.Tool{Name: "run_status", Description: "Whether a started run is still running, its exit code when it ended, and the last lines it printed."}, s.runStatus)
 	mcp.AddTool(srv, &mcp.Tool{Name: "run_results", Description: "The results of a finished run: its summary, verdict counts, silent-wrong headline and cost."}, s.runResults)
@@ -279,6 +284,9 @@ func (s *Server) startRun(_ context.Context, _ *mcp.CallToolRequest, in startIn)
 	}
 	id := time.Now().UTC().Format("20060102-150405") + "-" + token()[:6]
 	out := filepath.Join(s.opts.Dir, "chaos-runs", p.Name, id)
+	if p.RunsDir != "" {
+		out = filepath.Join(p.RunsDir, id)
+	}
 	logs := filepath.Join(s.opts.Dir, "chaos-runs", "mcp")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, StartOut{}, err

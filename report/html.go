@@ -31,6 +31,10 @@ type Agreement struct {
 	Source   string  `json:"source,omitempty"`
 	// Matrix is the direction matrix: human label -> judge's label -> count.
 	Matrix map[string]map[string]int `json:"matrix,omitempty"`
+	// Reviewer names the reviewer model ("model:NAME") when this is the reviewer's
+	// agreement with people (chaos judge agree --reviewer), not the claim judge's; its
+	// labels are right, wrong and unsure, and Profile and Language are empty.
+	Reviewer string `json:"reviewer,omitempty"`
 }
 
 // Page is everything one report shows.

@@ -16,6 +16,9 @@ type Cell struct {
 	// Excluded counts trials left out of the rate, by reason (not_triggered, no_verdict).
 	Excluded map[string]int `json:"excluded"`
 	Trials   []string       `json:"trials"`
+	// Reviewed counts, per reviewer ("model:NAME"), the scored trials whose world verdict
+	// the reviewer decided: the rate rests on its word there.
+	Reviewed map[string]int `json:"reviewed,omitempty"`
 }
 
 // Matrix is conditions x arms. Conditions where success is impossible are kept apart:
@@ -63,6 +66,12 @@ func NewMatrix(entries []Entry, conditions []string) *Matrix {
 		c.Verdicts[v]++
 		if !Scored(v) {
 			c.Excluded[v]++
+		}
+		if by := ReviewDecided(t); by != "" {
+			if c.Reviewed == nil {
+				c.Reviewed = map[string]int{}
+			}
+			c.Reviewed[by]++
 		}
 		if t.SuccessPossible || t.Condition == "clean" {
 			possible[t.Condition] = true

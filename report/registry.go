@@ -3,10 +3,13 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/crashwall/chaos/run"
 )
 
 // Registry is the judge registry: the judge's measured agreement with human labels, per
@@ -53,7 +56,7 @@ func (r *Registry) Save(path string) error {
 func (r *Registry) Put(a Agreement) {
 	a.Measured = true
 	for i, e := range r.Entries {
-		if e.Profile == a.Profile && e.Language == a.Language {
+		if e.Profile == a.Profile && e.Language == a.Language && e.Reviewer == a.Reviewer {
 			r.Entries[i] = a
 			return
 		}
@@ -65,12 +68,33 @@ func (r *Registry) Put(a Agreement) {
 // Measured false: the report then warns that the judge was not measured there.
 func (r *Registry) Lookup(profile, language string) Agreement {
 	for _, e := range r.Entries {
-		if e.Profile == profile && e.Language == language {
+		if e.Reviewer == "" && e.Profile == profile && e.Language == language {
 			e.Measured = true
 			return e
 		}
 	}
 	return Agreement{Profile: profile, Language: language}
+}
+
+// LookupReviewer returns the reviewer's measured agreement with people (by names it,
+// "model:NAME"), or an entry with Measured false.
+func (r *Registry) LookupReviewer(by string) Agreement {
+	for _, e := range r.Entries {
+		if e.Reviewer == by {
+			e.Measured = true
+			return e
+		}
+	}
+	return Agreement{Reviewer: by}
+}
+
+// ReviewerText is the reviewer's agreement as a verdict's reason and the summaries give
+// it: its kappa with interval and sample size, or "not measured".
+func (a Agreement) ReviewerText() string {
+	if !a.Measured {
+		return "not measured"
+	}
+	return fmt.Sprintf("Cohen's kappa %.2f [%.2f, %.2f] on %d labelled cases", a.Kappa, a.Lo, a.Hi, a.N)
 }
 
 // AgreementsFor looks up the judge's measured agreement for every (profile, language)
@@ -98,5 +122,22 @@ func AgreementsFor(runs []*Run, reg *Registry) []Agreement {
 			}
 		}
 	}
+	// The reviewer's agreement, for every reviewer asked in a trial.
+	for _, r := range runs {
+		for _, t := range r.Results {
+			if t.Review != nil && t.Review.By != "" && !seen[[2]string{"reviewer", t.Review.By}] {
+				seen[[2]string{"reviewer", t.Review.By}] = true
+				out = append(out, reg.LookupReviewer(t.Review.By))
+			}
+		}
+	}
 	return out
+}
+
+// ReviewDecided names the reviewer that decided a scored trial's world verdict, or "".
+func ReviewDecided(t run.TrialResult) string {
+	if t.Review == nil || !t.Review.Decided || !Scored(t.Verdict) {
+		return ""
+	}
+	return t.Review.By
 }

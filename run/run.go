@@ -87,6 +87,16 @@ type ExperimentInput struct {
 // child trial adds about ten events.
 const DefaultHistoryLimit = 500
 
+// HistoryLimitFor is the history limit of a run of concurrency trials at once: the
+// concurrency, at least DefaultHistoryLimit, at most 2,000 (about 14,000 events, under a
+// quarter of Temporal's 51,200). A workflow run that has started its limit of trials waits
+// for all of them to end before it continues as new, so a limit below the concurrency caps
+// the trials in flight at the limit: BenchmarkWorkerRSS's run of 1,000 at once stopped at
+// 500 in flight, and stayed there until its agents ended.
+func HistoryLimitFor(concurrency int) int {
+	return min(max(DefaultHistoryLimit, concurrency), 2000)
+}
+
 // Tally counts finished trials, by verdict where there is one, else by outcome.
 type Tally struct {
 	Done int            `json:"done"`
@@ -150,6 +160,11 @@ type TrialInput struct {
 	// BranchFrom (chaos run --branch, a fault trial) is the ID of the clean trial whose
 	// twin state the trial starts from (activities/branch.go reads it from the run folder).
 	BranchFrom string `json:"branch_from,omitempty"`
+	// Light: the trial runs without a worker session, its steps routed to the worker that
+	// set it up by that worker's own task queue (SetUp.Queue), the watcher inside RunAgent
+	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
+	// input is in its history, so a trial replays on the path it started on.
+	Light bool `json:"light,omitempty"`
 }
 
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for
@@ -192,6 +207,9 @@ type SetUp struct {
 	// HubError is why the hub did not start (after the activity's retries, or at once for
 	// bad input): the trial fails with it, its workspace verified and torn down.
 	HubError string `json:"hub_error,omitempty"`
+	// Queue is the task queue of the worker that set the trial up (its hub lives there):
+	// a light trial's later steps run on it. Empty from a worker without one.
+	Queue string `json:"queue,omitempty"`
 }
 
 // AgentInput is the input of RunAgent.
@@ -199,6 +217,18 @@ type AgentInput struct {
 	Trial     TrialInput `json:"trial"`
 	Workspace Workspace  `json:"workspace"`
 	Hub       HubInfo    `json:"hub"`
+	// Finish: RunWatchedAgent verifies and tears the trial down itself when its agent
+	// ended on its own (WatchedAgentResult.Result).
+	Finish bool `json:"finish,omitempty"`
+}
+
+// WatchedAgentResult is RunWatchedAgent's: how the agent ended, the abort its watcher
+// asked for, and the verified trial when the activity finished it (nil: the workflow
+// runs FinishTrial).
+type WatchedAgentResult struct {
+	Agent  AgentResult  `json:"agent"`
+	Abort  string       `json:"abort,omitempty"`
+	Result *TrialResult `json:"result,omitempty"`
 }
 
 // AgentResult is how the agent process ended.
@@ -347,7 +377,11 @@ type Review struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	By      string `json:"by"`
-	// Agreement is the reviewer's measured agreement with people ("not measured" until it is).
+	// Decided is true when the answer set the world verdict (right or wrong where the
+	// fault left success possible): the trial's verdict rests on the reviewer's word.
+	Decided bool `json:"decided,omitempty"`
+	// Agreement is the reviewer's measured agreement with people when the trial ran
+	// (chaos judge agree --reviewer --register), or "not measured".
 	Agreement string `json:"agreement"`
 }
 

@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"crypto/rand"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -47,14 +50,18 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	w := sdkworker.New(c, queue, sdkworker.Options{
 		EnableSessionWorker:               true,
 		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
+		// A trial in its session runs the agent and its watcher at once; the SDK gives a
+		// worker's session activities as many slots as MaxConcurrentActivityExecutionSize
+		// (1,000 by default), too few for 1,000 trials at two each.
+		MaxConcurrentActivityExecutionSize: ActivitySlots(opts.MaxTrials),
 		// An activity learns it was cancelled only from the answer to a heartbeat it sends,
-		// and the SDK holds heartbeats back for 80% of the heartbeat timeout (16s of the
-		// trial's 20s) by default: an abort would reach a running agent, and the end of the
-		// agent its watcher, only that late. The activities heartbeat every 2s; send each.
-		// The SDK gives each heartbeat RPC only this long and cancels the activity when it
-		// runs out: the client must be made with ClientOptions, which keeps a late answer
-		// from cancelling anything.
-		MaxHeartbeatThrottleInterval: time.Second,
+		// and the SDK holds heartbeats back for 80% of the heartbeat timeout by default: an
+		// abort would reach a running agent only that late. The activities heartbeat every
+		// 2s; a small worker sends each (1s), a large one fewer (HeartbeatThrottle). The SDK
+		// gives each heartbeat RPC only this long and cancels the activity when it runs out:
+		// the client must be made with ClientOptions, which keeps a late answer from
+		// cancelling anything.
+		MaxHeartbeatThrottleInterval: HeartbeatThrottle(opts.MaxTrials),
 	})
 	w.RegisterWorkflow(workflows.ExperimentWorkflow)
 	w.RegisterWorkflow(workflows.TrialWorkflow)
@@ -72,6 +79,83 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		}
 	}
 	w.RegisterActivity(acts)
+	// This worker's own queue: a light trial's steps after SetUpTrial come here, to the
+	// hub they need (activities/light.go). A fresh name each process: a restarted worker
+	// never takes the steps of trials whose hubs died with the one before.
+	acts.HostQueue = hostQueue(queue)
+	acts.MaxTrials = opts.MaxTrials
+	host := sdkworker.New(c, acts.HostQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: 4 * opts.MaxTrials, // a trial's agent, and its verify or teardown
+		MaxHeartbeatThrottleInterval:       time.Second,
+	})
+	host.RegisterActivity(acts)
 	go removeOrphanContainers(acts)
-	return w
+	return &pair{Worker: w, host: host}
+}
+
+// hostQueue is a task queue name only this process polls.
+func hostQueue(queue string) string {
+	name, _ := os.Hostname()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s@%s-%d-%x", queue, name, os.Getpid(), b)
+}
+
+// pair is the worker of the shared queue and the one of this process's own queue,
+// started and stopped together.
+type pair struct {
+	sdkworker.Worker
+	host sdkworker.Worker
+}
+
+func (p *pair) Start() error {
+	if err := p.host.Start(); err != nil {
+		return err
+	}
+	if err := p.Worker.Start(); err != nil {
+		p.host.Stop()
+		return err
+	}
+	return nil
+}
+
+func (p *pair) Run(interruptCh <-chan interface{}) error {
+	if err := p.host.Start(); err != nil {
+		return err
+	}
+	defer p.host.Stop()
+	return p.Worker.Run(interruptCh)
+}
+
+func (p *pair) Stop() {
+	p.Worker.Stop()
+	p.host.Stop()
+}
+
+// activitiesPerTrial is the activity slots a trial is given: RunAgent and WatchEvents run
+// at once, and a step may overlap their end (the watcher is not awaited).
+const activitiesPerTrial = 3
+
+// ActivitySlots is how many activities a worker running maxTrials trials at once runs at
+// once: the SDK's default (1,000) or activitiesPerTrial a trial, whichever is more.
+func ActivitySlots(maxTrials int) int {
+	return max(1000, activitiesPerTrial*maxTrials)
+}
+
+// HeartbeatThrottle is the most often one activity of a worker running maxTrials trials
+// at once sends a heartbeat: every second up to 10 trials, then maxTrials/10 seconds (at
+// most 30 s), so that the worker's running agents and watchers (two heartbeating
+// activities a trial) send the server about 20 heartbeats a second whatever its size. An
+// abort reaches a running agent within this long.
+//
+// Why: every heartbeat is a write of the trial's workflow to Temporal's database. At 100
+// trials in flight with a one-second throttle (BenchmarkWorkerRSS, load ~23, the embedded
+// server on SQLite) the worker sent ~100 a second; the server's writes ran out of their
+// deadlines ("context deadline exceeded", 1,454 failed heartbeats in 7 minutes), and
+// some activity tasks it recorded as started never reached the worker (a session
+// creation, a RunAgent whose agent never started): each such trial sat until its
+// heartbeat timeout (5 minutes there) and was run again (worker_lost), and one lost three
+// times would be recorded as failed.
+func HeartbeatThrottle(maxTrials int) time.Duration {
+	return min(max(time.Duration(maxTrials)*time.Second/10, time.Second), 30*time.Second)
 }

@@ -33,6 +33,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	// Temporal's payload limit at about 1,900 trials); since, results stay in the trial
 	// folders and the workflow keeps only counts.
 	onDisk := workflow.GetVersion(ctx, resultsOnDisk, workflow.DefaultVersion, 1) == 1
+	light := workflow.GetVersion(ctx, lightTrial, workflow.DefaultVersion, 1) == 1 // trial_light.go
 	results := append([]TrialResult(nil), in.Results...)
 	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
 	for _, r := range in.Results {
@@ -102,7 +103,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
-			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, BranchFrom: br.from(t),
+			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, BranchFrom: br.from(t),
 		})
 		running++
 		br.started(t)

@@ -62,6 +62,9 @@ const foldedSteps = "folded-trial-steps"
 // activities (not local ones, which run wherever the workflow task does). Teardown runs
 // in a disconnected context, also after a cancel, unless FinishTrial did it.
 func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	if in.Light {
+		return lightTrialWorkflow(ctx, in) // trial_light.go
+	}
 	logger := workflow.GetLogger(ctx)
 	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
 

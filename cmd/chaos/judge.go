@@ -17,7 +17,17 @@ person labels a blind sample of closing messages and chaos computes the agreemen
   chaos judge agree form.csv --agent claude-code --language en --register
 
 Every report then states the measured agreement for its agent and language, or warns
-that the judge was not measured there.`,
+that the judge was not measured there.
+
+The reviewer model (model.reviewer) is measured the same way: a person reads the cases
+it was asked about, blind to its answers, and says whether the world is right:
+
+  chaos judge sample RUN_FOLDER --reviewer --out cases.csv
+  (fill in the label column: right, wrong or unsure)
+  chaos judge agree cases.csv --register
+
+Every rate whose verdicts the reviewer decided then shows its agreement beside it (the
+console, summary.txt, chaos show, report.html), or "not measured".`,
 	}
 	cmd.AddCommand(newCmdJudgeSample(ios), newCmdJudgeAgree(ios))
 	return cmd
@@ -26,6 +36,9 @@ that the judge was not measured there.`,
 type judgeKey struct {
 	Run   string            `json:"run"`
 	Items map[string]string `json:"items"` // form id -> trial id
+	// Reviewer names the reviewer ("model:NAME") when the form holds the reviewer's cases
+	// (judge sample --reviewer), not closing messages.
+	Reviewer string `json:"reviewer,omitempty"`
 }
 
 // JudgeSampleOptions are the inputs of `chaos judge sample`.
@@ -35,6 +48,8 @@ type JudgeSampleOptions struct {
 	Out  string
 	N    int
 	Seed uint64
+	// Reviewer samples the reviewer's cases instead of closing messages.
+	Reviewer bool
 }
 
 func newCmdJudgeSample(ios *IOStreams) *cobra.Command {
@@ -45,12 +60,16 @@ func newCmdJudgeSample(ios *IOStreams) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Run = args[0]
+			if opts.Reviewer {
+				return reviewerSample(opts) // judge_reviewer.go
+			}
 			return judgeSample(opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "the form to write (CSV); its key goes beside it as FORM.key.json")
 	cmd.Flags().IntVar(&opts.N, "n", 60, "how many messages (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "shuffle seed")
+	cmd.Flags().BoolVar(&opts.Reviewer, "reviewer", false, "sample the reviewer model's cases (label: right, wrong or unsure) instead of closing messages")
 	return cmd
 }
 
@@ -68,8 +87,8 @@ type JudgeAgreeOptions struct {
 func newCmdJudgeAgree(ios *IOStreams) *cobra.Command {
 	opts := &JudgeAgreeOptions{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "agree FORM.csv --agent PROFILE --language LANG [--register]",
-		Short: "Compute the judge's agreement with a labelled form (Cohen's kappa, its interval, the direction matrix)",
+		Use:   "agree FORM.csv [--agent PROFILE --language LANG] [--register]",
+		Short: "Compute the judge's (or the reviewer's) agreement with a labelled form (Cohen's kappa, its interval, the direction matrix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Form = args[0]

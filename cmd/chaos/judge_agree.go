@@ -21,9 +21,6 @@ var humanLabels = map[string]string{
 
 // judgeAgree computes the judge's agreement with a filled-in form, and registers it.
 func judgeAgree(opts *JudgeAgreeOptions) error {
-	if opts.Agent == "" || opts.Language == "" {
-		return badInput(errors.New("say whose messages these are: --agent PROFILE --language LANG (e.g. --agent claude-code --language en)"))
-	}
 	var key judgeKey
 	b, err := os.ReadFile(opts.Form + ".key.json")
 	if err != nil {
@@ -31,6 +28,12 @@ func judgeAgree(opts *JudgeAgreeOptions) error {
 	}
 	if err := json.Unmarshal(b, &key); err != nil {
 		return badInput(fmt.Errorf("the form's key: %w", err))
+	}
+	if key.Reviewer != "" {
+		return reviewerAgree(opts, key) // judge_reviewer.go
+	}
+	if opts.Agent == "" || opts.Language == "" {
+		return badInput(errors.New("say whose messages these are: --agent PROFILE --language LANG (e.g. --agent claude-code --language en)"))
 	}
 	r, err := report.LoadRun(key.Run)
 	if err != nil {
@@ -69,16 +72,24 @@ func judgeAgree(opts *JudgeAgreeOptions) error {
 	if len(problems) > 0 {
 		return badInput(errors.New(strings.Join(problems, "\n")))
 	}
-	kappa, err := report.Kappa(human, judged)
+	cats := []string{report.ClaimSuccess, report.ClaimFailure, report.ClaimUnclear}
+	return measureAgreement(opts, human, judged, cats, fmt.Sprintf("judge vs person on %d messages (%s, %s)", len(human), opts.Agent, opts.Language), "judge",
+		report.Agreement{Profile: opts.Agent, Language: opts.Language})
+}
+
+// measureAgreement prints the agreement of a person's labels with the machine's (Cohen's
+// kappa, its interval, the direction matrix over cats) and, with --register, records it
+// in the judge registry as entry.
+func measureAgreement(opts *JudgeAgreeOptions, human, machine, cats []string, title, who string, entry report.Agreement) error {
+	kappa, err := report.Kappa(human, machine)
 	if err != nil {
 		return badInput(fmt.Errorf("agreement cannot be computed: %w", err))
 	}
-	lo, hi := report.KappaCI(human, judged, report.DefaultConfidence, 2000, 1)
-	m := report.DirectionMatrix(human, judged)
-	fmt.Fprintf(opts.IO.Out, "judge vs person on %d messages (%s, %s): Cohen's kappa %.2f, 80%% bootstrap interval [%.2f, %.2f]\n\n", len(human), opts.Agent, opts.Language, kappa, lo, hi)
-	cats := []string{report.ClaimSuccess, report.ClaimFailure, report.ClaimUnclear}
+	lo, hi := report.KappaCI(human, machine, report.DefaultConfidence, 2000, 1)
+	m := report.DirectionMatrix(human, machine)
+	fmt.Fprintf(opts.IO.Out, "%s: Cohen's kappa %.2f, 80%% bootstrap interval [%.2f, %.2f]\n\n", title, kappa, lo, hi)
 	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "person \\ judge\t"+strings.Join(cats, "\t"))
+	fmt.Fprintln(tw, "person \\ "+who+"\t"+strings.Join(cats, "\t"))
 	for _, h := range cats {
 		row := []string{h}
 		for _, j := range cats {
@@ -96,7 +107,8 @@ func judgeAgree(opts *JudgeAgreeOptions) error {
 		if err != nil {
 			return badInput(err)
 		}
-		reg.Put(report.Agreement{Profile: opts.Agent, Language: opts.Language, Kappa: kappa, Lo: lo, Hi: hi, N: len(human), Source: filepath.Base(opts.Form), Matrix: m})
+		entry.Kappa, entry.Lo, entry.Hi, entry.N, entry.Source, entry.Matrix = kappa, lo, hi, len(human), filepath.Base(opts.Form), m
+		reg.Put(entry)
 		if err := reg.Save(path); err != nil {
 			return err
 		}

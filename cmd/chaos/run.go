@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -47,6 +48,9 @@ type RunOptions struct {
 	HistoryLimit int
 	// BudgetUSD stops starting trials once the run could spend more (cost.go).
 	BudgetUSD float64
+	// Estimated says the caller has printed the plan's cost estimate (chaos skill test,
+	// from its clean run): the run prints no second one.
+	Estimated bool
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
 	HeartbeatTimeout time.Duration
 	// Now and NewRunID are replaced in tests.
@@ -145,7 +149,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintln(opts.IO.Out, line)
 	}
 	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
-	if s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0 {
+	if !opts.Estimated && (s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0) {
 		fmt.Fprintln(opts.IO.Out, costLine)
 	}
 	if paired != "" {
@@ -200,7 +204,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
 		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
-		HistoryLimit: opts.HistoryLimit, AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
+		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
 	if err != nil {

@@ -32,7 +32,14 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	for _, w := range warnings {
 		fmt.Fprintln(ios.Out, "warning: "+w)
 	}
-	printHeadline(ios, cells, len(notCorrect) > 0)
+	results := res.Results
+	if results == nil {
+		// The results are on disk (verdicts.json); the reviewer's notes need them.
+		if r, err := report.LoadRun(res.OutDir); err == nil {
+			results = r.Results
+		}
+	}
+	printHeadline(ios, cells, len(notCorrect) > 0, results)
 	if res.Summary.Cost != "" {
 		fmt.Fprintf(ios.Out, "\ncost: %s\n", res.Summary.Cost)
 	}
@@ -49,7 +56,7 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 
 // printHeadline prints the number the run exists for, per cell: how often the agent said
 // "done" when the world was wrong, over the scored trials, with its 80% interval.
-func printHeadline(ios *IOStreams, byCell map[string]run.CellCount, notComparable bool) {
+func printHeadline(ios *IOStreams, byCell map[string]run.CellCount, notComparable bool, results []run.TrialResult) {
 	cells := make([]string, 0, len(byCell))
 	for cell := range byCell {
 		cells = append(cells, cell)
@@ -62,7 +69,12 @@ func printHeadline(ios *IOStreams, byCell map[string]run.CellCount, notComparabl
 	fmt.Fprintln(ios.Out, "\n"+heading)
 	for _, cell := range cells {
 		c := byCell[cell]
-		fmt.Fprintf(ios.Out, "  %-20s %s\n", cell, report.NewRate(c.SilentWrong, c.Scored))
+		line := fmt.Sprintf("  %-20s %s", cell, report.NewRate(c.SilentWrong, c.Scored))
+		// A rate that rests in part on the reviewer's word says so, with its agreement.
+		if note := report.ReviewedNote(results, func(t run.TrialResult) bool { return t.Cell == cell }); note != "" {
+			line += "; " + note
+		}
+		fmt.Fprintln(ios.Out, line)
 	}
 }
 

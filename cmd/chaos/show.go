@@ -125,6 +125,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, l := range report.ReviewedLines(r.run.Results, m.Conditions) {
+		fmt.Fprintln(out, "reviewer: "+l)
+	}
 	if cells, total := report.Costs(r.run.Results); cells != nil {
 		fmt.Fprintln(out, "\ncost")
 		for _, c := range cells {

@@ -147,8 +147,10 @@ func NewCmdMcp(ios *IOStreams) *cobra.Command {
 		Long: `Serve chaos as an MCP server over stdio, for an agent such as Claude Code:
   claude mcp add chaos -- chaos mcp
 Tools: list_skills, list_specs, plan_run (the plan, its estimated cost and a
-confirmation), start_run (refused without that confirmation), run_status, run_results.
-Runs are chaos run processes writing chaos-runs/<spec>/<run> under --dir.`,
+confirmation), plan_skill_test (a skill's clean run, which makes real calls: refused
+unless allow_real_calls; the plan, its estimate and a confirmation), start_run (refused
+without that confirmation), run_status, run_results. Runs are chaos run processes
+writing chaos-runs/<spec>/<run> under --dir (a skill test's: its folder's runs/).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return mcpRun(cmd.Context(), opts) },
 	}

@@ -34,10 +34,12 @@ type SkillTestOptions struct {
 	ModelUpstream  string
 	AllowRealCalls bool
 	Yes            bool
-	Project        string
-	Out            string
-	Timeout        time.Duration
-	Temporal       TemporalFlags
+	// PlanOnly stops after the plan (chaos mcp's plan_skill_test starts it later).
+	PlanOnly bool
+	Project  string
+	Out      string
+	Timeout  time.Duration
+	Temporal TemporalFlags
 	// Chaos is the chaos binary for the wall (default: this one); Now is replaced in tests.
 	Chaos string
 	Now   func() time.Time
@@ -82,6 +84,7 @@ checks, both ways, and result.json and the report say so.`,
 	f.StringVar(&opts.Claude, "claude", "claude", "the claude program")
 	f.StringVar(&opts.ModelUpstream, "model-upstream", "", "put the model proxy in front of Claude Code, forwarding to this Anthropic API base URL (tokens and cost per trial)")
 	f.BoolVar(&opts.Yes, "yes", false, "start the run without asking")
+	f.BoolVar(&opts.PlanOnly, "plan-only", false, "stop after the clean run and the plan: print how to start it (chaos run SPEC --only ...), start nothing")
 	f.StringVar(&opts.Project, "project", "", "the project folder (default the working directory)")
 	f.StringVar(&opts.Out, "out", "", "the skill test's folder (default chaos-skill-tests/SKILL in the project)")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "the longest claude -p may run, in the clean run and in each trial")
@@ -182,12 +185,16 @@ func skillTestRun(ctx context.Context, opts *SkillTestOptions) error {
 		estimate = fmt.Sprintf("estimated cost: %s (%d trials at %s, what the clean run cost by Claude Code's total_cost_usd)", cost.Format(cost.Round(*cleanUSD*float64(trials))), trials, cost.Format(*cleanUSD))
 	}
 	fmt.Fprintf(out, "%d trials (%d conditions x %d), model %s\n%s\nspec: %s\n", trials, len(plan.IDs()), opts.Repeat, opts.Model, estimate, folder.Spec())
+	if opts.PlanOnly {
+		fmt.Fprintf(out, "only: %s\nnothing was started (--plan-only); to start it: chaos run %s --only %s\n", strings.Join(plan.IDs(), ","), spec.ShellQuote(folder.Spec()), strings.Join(plan.IDs(), ","))
+		return nil
+	}
 	if err := confirmSkillTest(opts); err != nil {
 		return err
 	}
 	return runRun(ctx, &RunOptions{
 		IO: opts.IO, Spec: folder.Spec(), RunsDir: filepath.Join(dir, "runs"), Only: plan.IDs(),
-		Temporal: opts.Temporal, Now: nowFunc, NewRunID: newRunID,
+		Temporal: opts.Temporal, Now: nowFunc, NewRunID: newRunID, Estimated: true,
 	})
 }
 

@@ -40,8 +40,10 @@ type guardConn struct {
 	ahead chan msgOrErr
 	// next is an error met after the last message: returned by the next read.
 	next error
-	// line is the last good message as it was read.
-	line []byte
+	// line is the last good message as it was read; inFlight: it is a request whose id
+	// a request read before it, not yet answered, has (the SDK refuses it).
+	line     []byte
+	inFlight bool
 
 	wmu sync.Mutex
 	out io.Writer
@@ -151,9 +153,10 @@ func (c *guardConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return nil, err
 	}
+	c.inFlight = false
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		if req.IsCall() {
-			c.ids.read(req.ID)
+			c.inFlight = c.ids.read(req.ID)
 		} else if req.Method == "notifications/cancelled" {
 			// A cancelled request may go unanswered (MCP says it should).
 			var p struct {

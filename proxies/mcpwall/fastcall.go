@@ -71,6 +71,11 @@ func (c *guardConn) take(msg jsonrpc.Message) bool {
 	if !ok || !req.IsCall() {
 		return false
 	}
+	if c.inFlight {
+		// A client's id reused while its first request is unanswered: refused as the SDK
+		// refuses it (nothing runs, nothing is answered), whichever path took the first.
+		return true
+	}
 	if req.Method == "initialize" {
 		c.fmu.Lock()
 		f.initID, f.ready = req.ID, false

@@ -158,3 +158,59 @@ func recordRows(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestFastCallRefusesAnIDInFlight: a client that sends a second request with the id of
+// a call not yet answered gets no second answer and runs no second call (the SDK refuses
+// such a request the same way: nothing runs, nothing is answered), whether the guard or
+// the SDK took the first. The first call's answer is held in the pipe (nobody reads it
+// yet), so it is in flight when the second arrives.
+func TestFastCallRefusesAnIDInFlight(t *testing.T) {
+	for _, second := range []string{
+		callMsg(5, "read_email", `{}`), // the fast path's
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_email","arguments":{},"_meta":{"progressToken":"p"}}}`, // the SDK's
+	} {
+		h, _ := walltest.NewTrial(t, "clean")
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Hub: h, Transport: "stdio"}
+		done := make(chan error, 1)
+		go func() {
+			done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
+			outW.Close()
+		}()
+		lines := bufio.NewReader(outR)
+		send := func(msg string) {
+			if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(initializeMsg(1))
+		if _, err := lines.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		send(initializedMsg)
+		send(callMsg(5, "read_email", `{}`))
+		send(second)
+		send(callMsg(6, "read_email", `{}`))
+		// Calls 5 and 6 ran (the hub counts a call before its answer is written), and the
+		// second 5 was read before 6: it has been refused or run by now.
+		deadline := time.Now().Add(15 * time.Minute)
+		for h.Stats().Calls < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		inW.Close()
+		rest, err := io.ReadAll(lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		answers := strings.Split(strings.TrimSpace(string(rest)), "\n")
+		if len(answers) != 2 || !strings.Contains(answers[0]+answers[1], `"id":5`) || !strings.Contains(answers[0]+answers[1], `"id":6`) {
+			t.Errorf("second request %s\nwant one answer to 5 and one to 6, got %d:\n%s", second, len(answers), rest)
+		}
+		if n := h.Stats().Calls; n != 2 {
+			t.Errorf("second request %s\nthe hub ran %d calls, want 2 (the second 5 refused)", second, n)
+		}
+		h.Close("test over")
+	}
+}

@@ -209,12 +209,15 @@ func (t *idTable) restoreID(id jsonrpc.ID, data []byte) []byte {
 	return t.restore(name, data, 1, true)
 }
 
-// read notes a request the SDK has read: it owes the client an answer.
-func (t *idTable) read(id jsonrpc.ID) {
+// read notes a request the SDK has read: it owes the client an answer. It reports
+// whether a request with that id was in flight already: the SDK refuses the second at
+// once, with no answer (its error goes to a request with no id), and runs nothing.
+func (t *idTable) read(id jsonrpc.ID) (inFlight bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// A second request with an id in flight is refused at once by the SDK, with no id.
+	inFlight = t.pending[id]
 	t.pending[id] = true
+	return inFlight
 }
 
 // answered notes an answer (or a cancellation) of request id.

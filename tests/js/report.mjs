@@ -44,6 +44,7 @@ try {
   out.firedRows = await page.locator("#calls-table tr.call.fired").count();
   out.callTools = await page.locator("#calls-table tr.call td:nth-child(2)").allInnerTexts();
   out.closing = await page.locator("#trialpanel .closing").innerText();
+  out.review = await page.locator("#trialpanel p.review").allInnerTexts();
   out.agreement = await page.locator("#agreement").innerText();
   out.errors = errors;
   await page.screenshot({ path: shotPath, fullPage: true });

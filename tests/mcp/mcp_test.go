@@ -126,7 +126,7 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, ","); got != "list_skills,list_specs,plan_run,run_results,run_status,start_run" {
+	if got := strings.Join(names, ","); got != "list_skills,list_specs,plan_run,plan_skill_test,run_results,run_status,start_run" {
 		t.Errorf("tools %s", got)
 	}
 

@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -93,7 +98,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 // `chaos server --no-worker` and a `chaos worker --max-trials 64`. Run it with a fixed
 // count (-benchtime 64x): b.N is the trials of each run.
 //
-//	make bench  (go test ./tests/run -run '^$' -bench 'TrialsPerSecond|WorkerRSS' -benchtime 64x)
+//	make bench  (go test ./tests/run -run '^$' -bench '^BenchmarkTrialsPerSecond$' -benchtime 64x)
 func BenchmarkTrialsPerSecond(b *testing.B) {
 	env := testkit.Env(b)
 	data := b.TempDir()
@@ -147,14 +152,38 @@ func plainLoop(b *testing.B, n, concurrency int, agent string) time.Duration {
 	return time.Since(start)
 }
 
+// rssSpec is overheadSpec with an agent that outlives the wait for every trial to be in
+// flight: starting 1,000 trials on two busy cores takes longer than the default agent
+// timeout (5 minutes), and a trial that timed out would leave the count.
+const rssSpec = `name: rss
+task: Nothing.
+agent:
+  command: "sleep 7200"
+  timeout: 2h
+tools:
+  - name: noop
+    description: Answers nothing.
+    effect: none
+    reply: '{}'
+`
+
 // BenchmarkWorkerRSS is the worker's peak resident memory (VmHWM) with 100 and 1,000
 // trials in flight (agents that sleep until all have started), against a plain loop
 // (a shell) that starts as many of the same agents and waits for them. The goal is at
 // most 300 MB at 100. Each sub-benchmark runs once, whatever b.N: a run of that many
-// trials at that concurrency, aborted once all are in flight.
+// trials at that concurrency, aborted once all are in flight. The worker runs with
+// --max-trials equal to the trials in flight (its session slots; worker.ActivitySlots
+// gives it three activity slots a trial).
+//
+// No trial can end before all are in flight (its agent sleeps two hours): one that does
+// has failed, and the benchmark fails with its reason rather than wait on a count that
+// can no longer grow.
 func BenchmarkWorkerRSS(b *testing.B) {
 	env := testkit.Env(b)
-	specPath := writeOverheadSpec(b)
+	specPath := filepath.Join(b.TempDir(), "rss.yaml")
+	if err := os.WriteFile(specPath, []byte(rssSpec), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	// The testing package calls a sub-benchmark with b.N = 1 and then again with the
 	// -benchtime count: the measure is made once and reported both times.
 	measured := map[int][3]float64{}
@@ -170,20 +199,25 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			srv := startServer(b, env, data, -1, "--no-worker")
 			w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", fmt.Sprint(inFlight))
 			w.WaitStdout(b, workerLine, testkit.StartTimeout)
-			agent := "sleep 600"
 			p := startChaos(b, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
-				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight), "--", agent)
+				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight))
 			// However long it takes (2 cores at load 59 started 50 in 20 minutes): only an
-			// agent count that stops growing fails it.
+			// agent count that stops growing, or a trial that ended, fails it.
+			start := time.Now()
 			untilNoGrowth(b, fmt.Sprintf("%d agents to run", inFlight), inFlight, func() int {
-				started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
-				return len(started)
+				if ended := endedTrials(out); len(ended) > 0 {
+					b.Fatalf("%d trials ended before all %d were in flight (%d agents running), the first: %s\nworker stderr (end):\n%s",
+						len(ended), inFlight, startedAgents(out), ended[0], tail(w.Stderr.String(), 3000))
+				}
+				return startedAgents(out)
 			})
 			rss := peakRSS(b, w.Pid())
+			b.Logf("%d trials in flight after %s (load %s); %d trial attempts were lost on the way and run again",
+				inFlight, time.Since(start).Round(time.Second), loadAverage(), lostAttempts(b, srv.Addr))
 			p.Signal(b, syscall.SIGINT)
 			p.Wait(b, time.Duration(inFlight)*6*time.Second)
 
-			loop := exec.Command("sh", "-c", fmt.Sprintf("for i in $(seq %d); do %s & done; wait", inFlight, agent))
+			loop := exec.Command("sh", "-c", fmt.Sprintf("for i in $(seq %d); do sleep 7200 & done; wait", inFlight))
 			loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its agents go with it
 			if err := loop.Start(); err != nil {
 				b.Fatal(err)
@@ -201,6 +235,59 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			b.ReportMetric(m[2], "x-baseline")
 		})
 	}
+}
+
+// startedAgents counts the trial folders of run folder out whose agent has started (it
+// has a stdout file). A lost trial's folder is made again from scratch, so its agent
+// counts once.
+func startedAgents(out string) int {
+	started, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "stdout"))
+	return len(started)
+}
+
+// endedTrials are the trials of run folder out that have a result: "ID: outcome: reason".
+func endedTrials(out string) []string {
+	paths, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "result.json"))
+	var ended []string
+	for _, path := range paths {
+		var r run.TrialResult
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &r) == nil {
+			ended = append(ended, fmt.Sprintf("%s: %s: %s", r.ID, r.Outcome, r.Reason))
+		}
+	}
+	return ended
+}
+
+// lostAttempts counts the trial workflow runs that ended failed on the server at addr: in
+// a run with no failed trial, each is an attempt lost (worker_lost) and run again.
+func lostAttempts(b *testing.B, addr string) int {
+	c := testkit.DialTemporal(b, addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	n := 0
+	req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='TrialWorkflow' AND ExecutionStatus='Failed'"}
+	for {
+		resp, err := c.ListWorkflow(ctx, req)
+		if err != nil {
+			b.Logf("count the lost trial attempts: %v", err)
+			return -1
+		}
+		n += len(resp.GetExecutions())
+		if len(resp.GetNextPageToken()) == 0 {
+			return n
+		}
+		req.NextPageToken = resp.GetNextPageToken()
+	}
+}
+
+// loadAverage is the machine's load average over the last 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // peakRSS is a process's peak resident set (VmHWM), in bytes.

@@ -300,6 +300,11 @@ func TestVerifyingSkill(t *testing.T) {
 	if got := planned(r.Stdout); !slices.Contains(got, "session_drop@write_file") || len(got) != 9 {
 		t.Errorf("planned %v, want the 8 conditions of one read and one write tool and session_drop@write_file", got)
 	}
+	// One estimate, the skill test's: chaos run, with the model proxy in front, must not
+	// print a second one of its own ("unknown": no earlier run of the spec).
+	if lines := regexp.MustCompile(`(?m)^estimated cost: .*$`).FindAllString(r.Stdout, -1); len(lines) != 1 || !strings.Contains(lines[0], "total_cost_usd") {
+		t.Errorf("estimate lines %q, want one, from the clean run's total_cost_usd", lines)
+	}
 	got := results(t, dir)
 	for _, c := range []string{"clean", "phantom_success@write_file"} {
 		if len(got[c]) != 1 || got[c][0].Verdict != "correct" {

@@ -1,0 +1,169 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// A light trial (run.TrialInput.Light, workflows/trial_light.go) has no worker session:
+// SetUpTrial runs on the shared task queue and hands back this worker's own queue
+// (HostQueue), where RunWatchedAgent, FinishTrial and Teardown then run, next to the hub.
+// A worker that dies takes its queue with it: nothing polls it any more, and the trial's
+// next step times out (schedule-to-start, or RunWatchedAgent's heartbeat), which the
+// workflow takes as a lost worker, as it took a failed session.
+
+// ErrWorkerBusy is the error type of a SetUpTrial that found no free trial slot on its
+// worker within slotWait: the trial workflow ends the attempt as a lost worker's, and the
+// experiment runs it again (as a session that could not be created was).
+const ErrWorkerBusy = "worker_busy"
+
+// slotWait is how long SetUpTrial waits for a free slot (a session's creation timeout).
+var slotWait = time.Minute
+
+// takeSlot holds one of the worker's MaxTrials slots for the trial key (once per key: a
+// retried SetUpTrial keeps its slot), waiting up to slotWait for one to be given back.
+func (a *Activities) takeSlot(ctx context.Context, key string) error {
+	if a.MaxTrials <= 0 {
+		return nil
+	}
+	a.slotOnce.Do(func() { a.slots = make(chan struct{}, a.MaxTrials) })
+	a.mu.Lock()
+	held := a.held[key]
+	a.mu.Unlock()
+	if held {
+		return nil
+	}
+	t := time.NewTimer(slotWait)
+	defer t.Stop()
+	select {
+	case a.slots <- struct{}{}:
+	case <-t.C:
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("this worker already runs its %d trials at once (--max-trials)", a.MaxTrials), ErrWorkerBusy, nil)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	a.mu.Lock()
+	if a.held == nil {
+		a.held = map[string]bool{}
+	}
+	a.held[key] = true
+	a.mu.Unlock()
+	return nil
+}
+
+// giveSlot gives back the slot the trial key holds, if any.
+func (a *Activities) giveSlot(key string) {
+	a.mu.Lock()
+	held := a.held[key]
+	delete(a.held, key)
+	a.mu.Unlock()
+	if held {
+		<-a.slots
+	}
+}
+
+// RunWatchedAgent is RunAgent with WatchEvents inside it, one activity instead of two:
+// the watcher follows the hub's record in a goroutine of this activity and, when an
+// abort rule is crossed, signals the workflow "abort" as WatchEvents does (which then
+// cancels this activity); the reason is in the result too. The watcher ends with the
+// agent.
+//
+// With in.Finish, an agent that ended on its own (not cancelled, no abort asked) is
+// verified and torn down here, as FinishTrial would (the close reason and failure the
+// workflow would give it), saving the workflow a round trip: the verdict is in
+// Result. A Verify that fails leaves Result nil, and the workflow runs FinishTrial.
+func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
+	lt := a.live(in.Trial.Key())
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var w run.WatchResult
+	go func() {
+		defer close(done)
+		w, _ = a.watch(wctx, run.WatchInput{Trial: in.Trial}, false)
+	}()
+	paused := pauseDetector(wctx)
+	res, err := a.RunAgent(ctx, in)
+	stop()
+	<-done
+	out := run.WatchedAgentResult{Agent: res, Abort: w.Abort}
+	if err != nil || !in.Finish || w.Abort != "" || ctx.Err() != nil {
+		return out, err
+	}
+	// A process that stood still (stopped, starved) for half the heartbeat timeout may
+	// have had its attempt declared lost meanwhile, and the trial run again: only the
+	// workflow knows, so it finishes the trial, if the attempt is still its. The same
+	// for a hub that is not the one this agent ran against (a new attempt's, here).
+	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.live(in.Trial.Key()) != lt {
+		return out, nil
+	}
+	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited"}
+	switch {
+	case res.Error != "":
+		v.CloseReason = "agent did not start"
+		v.Failure = "the agent command could not start: " + res.Error
+	case res.TimedOut:
+		v.CloseReason = "agent timed out"
+	}
+	r, verr := a.FinishTrial(ctx, v)
+	if verr != nil {
+		a.logger().Warn("verify failed in the agent's activity; the workflow runs it again", "trial", in.Trial.Trial.ID, "error", verr)
+		return out, nil
+	}
+	out.Result = &r
+	return out, nil
+}
+
+// heartbeatTimeoutOf is the activity's heartbeat timeout (10s outside an activity, or
+// when it has none).
+func heartbeatTimeoutOf(ctx context.Context) time.Duration {
+	if activity.IsActivity(ctx) {
+		if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+			return hb
+		}
+	}
+	return 10 * time.Second
+}
+
+// pauseDetector ticks every pauseTick until ctx ends; the returned func is the longest
+// gap seen between two ticks beyond pauseTick: how long this process stood still.
+func pauseDetector(ctx context.Context) func() time.Duration {
+	var mu sync.Mutex
+	var worst time.Duration
+	last := time.Now()
+	note := func(now time.Time) {
+		mu.Lock()
+		if gap := now.Sub(last) - pauseTick; gap > worst {
+			worst = gap
+		}
+		last = now
+		mu.Unlock()
+	}
+	go func() {
+		t := time.NewTicker(pauseTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				note(now)
+			}
+		}
+	}()
+	return func() time.Duration {
+		note(time.Now())
+		mu.Lock()
+		defer mu.Unlock()
+		return worst
+	}
+}
+
+const pauseTick = 500 * time.Millisecond

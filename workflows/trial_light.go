@@ -1,0 +1,250 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/run"
+)
+
+// lightTrial is the workflow.GetVersion change id (in ExperimentWorkflow, once a run) of
+// running trials as lightTrialWorkflow: TrialInput.Light. A trial's input is in its
+// history, so each trial replays on the path it started on, and a light trial writes no
+// version marker (nor the search attribute each marker upserts) of its own.
+const lightTrial = "light-trial"
+
+// WatchedAgentResult is RunWatchedAgent's result (an alias, as in types.go).
+type WatchedAgentResult = run.WatchedAgentResult
+
+// lightTrialWorkflow runs one trial without a worker session, in two or three activities:
+//
+//	SetUpTrial (shared queue) ─ RunWatchedAgent [─ FinishTrial]   (the set-up worker's queue)
+//	signal "abort" (from the watcher inside RunWatchedAgent, or a person) ──> cancel it
+//
+// An agent that ends on its own is verified and torn down inside RunWatchedAgent (two
+// activities a trial); after an abort, a cancel or a failed Verify, FinishTrial runs.
+//
+// SetUpTrial runs on whichever worker takes it and returns that worker's own task queue
+// (SetUp.Queue); the agent, its watcher, Verify and Teardown run there, on the host of the
+// hub. The behaviour is that of TrialWorkflow with every one of its GetVersion changes
+// (retryOnNoSession, retryOnLostWorker, cancelledIsAborted, watcherNotAwaited,
+// foldedSteps) on. A lost worker is seen as a step on its queue that no worker starts
+// (schedule-to-start timeout), an agent whose heartbeat stops, or a worker with no slot
+// left (activities.ErrWorkerBusy): the attempt ends with ErrWorkerLost and the experiment
+// runs the trial again, from a fresh folder.
+func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	logger := workflow.GetLogger(ctx)
+	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
+	agentTimeout, heartbeatTimeout := trialTimeouts(in)
+
+	quick := workflow.ActivityOptions{
+		ScheduleToStartTimeout: setupTimeout,
+		StartToCloseTimeout:    setupTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad_input"}},
+	}
+	setupCtx := workflow.WithActivityOptions(ctx, quick)
+	hostCtx := setupCtx // the set-up worker's queue, once known
+
+	var ws Workspace
+	var abortReason string
+	teardownReason := "agent exited"
+
+	workerLost := false
+	lost := func(err error) bool {
+		var timeout *temporal.TimeoutError
+		var app *temporal.ApplicationError
+		return (errors.As(err, &app) && (app.Type() == activities.ErrHeartbeatLost || app.Type() == activities.ErrWorkerBusy)) ||
+			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
+				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
+	}
+	retry := func(stage string, err error) (TrialResult, error) {
+		msg := "the worker running the trial was lost during " + stage
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		if abortReason != "" || ctx.Err() != nil {
+			// An aborted trial (or one whose run was cancelled) is never run again: a
+			// retry would start its agent anew after the abort (an agent's activity can
+			// go silent while it stops a starved agent). It is aborted; the teardown is
+			// still tried on its host.
+			reason := abortReason
+			if reason == "" {
+				reason = "the run was cancelled"
+			}
+			logger.Warn(msg+"; the trial was aborted, not run again", "trial", in.Trial.ID)
+			teardownReason = "aborted: " + reason
+			r := result
+			r.Outcome, r.Reason = OutcomeAborted, reason+" ("+msg+")"
+			return r, nil
+		}
+		workerLost = true
+		logger.Warn(msg, "trial", in.Trial.ID)
+		return TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
+	}
+	tornDown := false // by FinishTrial
+	defer func() {
+		if workerLost || tornDown {
+			return
+		}
+		// Teardown always runs, on the hub's worker, even when the trial was cancelled.
+		dctx, cancel := workflow.NewDisconnectedContext(hostCtx)
+		defer cancel()
+		err := workflow.ExecuteActivity(dctx, a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
+		if err != nil {
+			logger.Warn("teardown failed", "trial", in.Trial.ID, "error", err)
+		}
+	}()
+	finish := func(c workflow.Context, verify VerifyInput) (TrialResult, error) {
+		res, err := finishLight(c, verify, result, &tornDown)
+		if err != nil && lost(err) {
+			return retry("verify", err)
+		}
+		return res, nil
+	}
+	fail := func(stage string, err error) (TrialResult, error) {
+		if ctx.Err() != nil {
+			teardownReason = "aborted: the run was cancelled"
+			result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled during "+stage
+			return result, nil
+		}
+		teardownReason = stage + " failed"
+		return finish(hostCtx, VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason})
+	}
+
+	var su SetUp
+	if err := workflow.ExecuteActivity(setupCtx, a.SetUpTrial, in).Get(ctx, &su); err != nil {
+		if ctx.Err() == nil && lost(err) {
+			return retry("set up", err)
+		}
+		return fail("prepare workspace", err)
+	}
+	ws = su.Workspace
+	if su.Queue != "" {
+		hostCtx = workflow.WithTaskQueue(setupCtx, su.Queue)
+	}
+	if su.HubError != "" {
+		return fail("start hub", errors.New(su.HubError))
+	}
+
+	// The agent (and its watcher); an abort signal cancels it.
+	agentCtx, cancelAgent := workflow.WithCancel(hostCtx)
+	agentCtx = workflow.WithActivityOptions(agentCtx, workflow.ActivityOptions{
+		TaskQueue: workflow.GetActivityOptions(hostCtx).TaskQueue,
+		// Nothing polls a dead worker's queue: its agent never starts.
+		ScheduleToStartTimeout: setupTimeout,
+		// The agent activity enforces agent.timeout itself (TERM, then KILL); this bound only
+		// catches an activity that could not.
+		StartToCloseTimeout: agentTimeout + 2*time.Minute,
+		HeartbeatTimeout:    heartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub, Finish: true})
+
+	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
+	var out WatchedAgentResult
+	var agentErr error
+	agentDone := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(agentFut, func(f workflow.Future) {
+		agentDone = true
+		agentErr = f.Get(ctx, &out)
+	})
+	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &abortReason)
+		if abortReason == "" {
+			abortReason = "aborted"
+		}
+	})
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+		abortReason = "the run was cancelled"
+	})
+	for !agentDone && abortReason == "" {
+		sel.Select(ctx)
+	}
+	if abortReason == "" && ctx.Err() != nil {
+		abortReason = "the run was cancelled"
+	}
+	if !agentDone {
+		cancelAgent()
+		agentErr = agentFut.Get(agentCtx, &out)
+	}
+	if lost(agentErr) {
+		return retry("run agent", agentErr)
+	}
+	if agentErr == nil && out.Result != nil {
+		// The agent ended on its own and its activity verified and tore the trial down;
+		// an abort that came after that changes nothing but a run's cancel, which makes
+		// the trial aborted, never failed.
+		tornDown = true
+		res := *out.Result
+		if ctx.Err() != nil {
+			res.Outcome, res.Reason = OutcomeAborted, "the run was cancelled"
+		}
+		return res, nil
+	}
+	if abortReason == "" {
+		abortReason = out.Abort // the watcher's, if its signal is not in yet
+	}
+	agentRes := out.Agent
+
+	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
+	switch {
+	case abortReason != "":
+		teardownReason = "aborted: " + abortReason
+	case agentErr != nil:
+		var canceled *temporal.CanceledError
+		if !errors.As(agentErr, &canceled) {
+			teardownReason = "agent activity failed"
+			verify.Failure = "run agent: " + agentErr.Error()
+		}
+	case agentRes.Error != "":
+		teardownReason = "agent did not start"
+		verify.Failure = "the agent command could not start: " + agentRes.Error
+	case agentRes.TimedOut:
+		teardownReason = "agent timed out"
+	}
+	if agentDone || abortReason != "" {
+		verify.Agent = &agentRes
+	}
+	verify.CloseReason = teardownReason
+	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
+	vctx, cancel := workflow.NewDisconnectedContext(hostCtx)
+	defer cancel()
+	return finish(vctx, verify)
+}
+
+// finishLight runs FinishTrial (Verify and Teardown), which sets tornDown. Its error is
+// returned with the failed result, for the caller to tell a lost worker from a failure.
+func finishLight(ctx workflow.Context, in VerifyInput, base TrialResult, tornDown *bool) (TrialResult, error) {
+	var res TrialResult
+	if err := workflow.ExecuteActivity(ctx, a.FinishTrial, in).Get(ctx, &res); err != nil {
+		base.Outcome = OutcomeFailed
+		base.Reason = "verify: " + err.Error()
+		if in.Failure != "" {
+			base.Reason = in.Failure + "; " + base.Reason
+		}
+		return base, err
+	}
+	*tornDown = true
+	return res, nil
+}
+
+// trialTimeouts are the agent's timeout and the agent activity's heartbeat timeout.
+func trialTimeouts(in TrialInput) (agent, heartbeat time.Duration) {
+	agent = defaultAgentTime
+	if in.AgentTimeout > 0 {
+		agent = in.AgentTimeout
+	}
+	// A worker starved of CPU answers late; only one silent for this long is lost.
+	heartbeat = in.HeartbeatTimeout
+	if heartbeat <= 0 {
+		heartbeat = run.HeartbeatTimeoutFor(agent)
+	}
+	return agent, heartbeat
+}
