@@ -11,7 +11,7 @@ import (
 )
 
 // Branch is where a fault trial of a `chaos run --branch` run would start (docs/shim.md,
-// "--branch", not wired into the workflow yet): the twin's state just before the clean
+// "--branch"; StartHub reads it, branchrun.go): the twin's state just before the clean
 // trial's first write on the task's last unit, and the units done before it, which the
 // fault trial's task would be told are done.
 type Branch struct {

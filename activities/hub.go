@@ -108,6 +108,15 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		rec.Close(record.Row{Reason: "the scripts' adapters could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(err)
 	}
+	if t.BranchFrom != "" {
+		// chaos run --branch: a fault trial starts from its clean trial's twin (branchrun.go).
+		b := openBranch(s, task, t, in.Workspace.TrialDir, src == nil)
+		if b.None == "" {
+			src = branchedWorld(s, b.Branch)
+			task.Prompt = branchedPrompt(task.Prompt, b.Branch)
+		}
+		a.logger().Info("branch", "trial", t.Trial.ID, "branch", b.summary())
+	}
 	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src})
 	if err != nil {
 		if c, ok := src.(io.Closer); ok && up == nil {

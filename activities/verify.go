@@ -183,7 +183,19 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	res.Verdict, res.VerdictWhy = report.Decide(facts)
 	if s != nil {
 		if task, err := trialTask(s, t.Task); err == nil {
-			judgeUnits(task, &res, facts, closing.Text) // units.go
+			text := closing.Text
+			b, branched := readBranch(in.Workspace.TrialDir) // branchrun.go
+			if branched {
+				res.Branch = b.summary()
+				for _, u := range b.Branch.Done {
+					if unitClaim(text, u) == report.ClaimUnclear {
+						// Done before the branch and not named: the clean trial's claim.
+						text += "\n" + u + ": VERIFIED"
+					}
+				}
+			}
+			judgeUnits(task, &res, facts, text) // units.go
+			markBranched(&res, b.Branch.Done)
 		}
 	}
 	if o := res.Overrule; o != nil && report.Scored(res.Verdict) {

@@ -157,6 +157,9 @@ type TrialInput struct {
 	AgentTimeout time.Duration  `json:"agent_timeout,omitempty"`
 	// HeartbeatTimeout: as in ExperimentInput.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	// BranchFrom (chaos run --branch, a fault trial) is the ID of the clean trial whose
+	// twin state the trial starts from (activities/branch.go reads it from the run folder).
+	BranchFrom string `json:"branch_from,omitempty"`
 	// Light: the trial runs without a worker session, its steps routed to the worker that
 	// set it up by that worker's own task queue (SetUp.Queue), the watcher inside RunAgent
 	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
@@ -318,6 +321,9 @@ type TrialResult struct {
 	// Units are the task's units judged one by one (spec units:), when it has them; the
 	// trial's verdict is then their roll-up.
 	Units []UnitResult `json:"units,omitempty"`
+	// Branch (chaos run --branch, a fault trial): "from TRIAL at row N" when it started
+	// from the clean trial's twin, else why it ran whole.
+	Branch string `json:"branch,omitempty"`
 	// Claim is the judge's reading of the closing message: claimed, not_claimed, unclear.
 	Claim   string `json:"claim,omitempty"`
 	Closing string `json:"closing,omitempty"`
@@ -478,4 +484,7 @@ type UnitResult struct {
 	Claim   string        `json:"claim"`
 	Verdict string        `json:"verdict"`
 	Damage  []string      `json:"damage,omitempty"`
+	// Branched: a unit done before a --branch fault trial started (the clean trial's
+	// work, seeded into its twin), judged from that state.
+	Branched bool `json:"branched,omitempty"`
 }

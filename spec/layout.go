@@ -128,6 +128,7 @@ type layoutPlan struct {
 	Replicates  int          `json:"replicates"`
 	Concurrency int          `json:"concurrency"`
 	PairedWith  string       `json:"paired_with,omitempty"`
+	Branch      bool         `json:"branch,omitempty"`
 }
 
 type layoutTrials struct {
@@ -143,7 +144,7 @@ type fullPlan Plan
 func (p Plan) MarshalJSON() ([]byte, error) {
 	if p.Layout != nil && p.layoutMatches() {
 		return json.Marshal(layoutPlan{SpecName: p.SpecName, Trials: layoutTrials{p.Layout}, Conditions: p.Conditions,
-			Replicates: p.Replicates, Concurrency: p.Concurrency, PairedWith: p.PairedWith})
+			Replicates: p.Replicates, Concurrency: p.Concurrency, PairedWith: p.PairedWith, Branch: p.Branch})
 	}
 	f := fullPlan(p)
 	f.Layout = nil
@@ -179,7 +180,7 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*p = Plan{SpecName: lp.SpecName, Conditions: lp.Conditions, Cells: cells, Trials: trials, Replicates: lp.Replicates,
-		Concurrency: lp.Concurrency, PairedWith: lp.PairedWith, Layout: l}
+		Concurrency: lp.Concurrency, PairedWith: lp.PairedWith, Layout: l, Branch: lp.Branch}
 	return nil
 }
 

@@ -26,6 +26,10 @@ type Plan struct {
 	// Layout makes Cells and Trials again from the spec's tasks, axes and seed (nil: the
 	// plan travels with every trial).
 	Layout *Layout `json:"layout,omitempty"`
+	// Branch (chaos run --branch): each cell's clean trials run first, and its fault
+	// trials start from the clean trial's twin state just before its first write on the
+	// task's last unit (docs/shim.md, "--branch").
+	Branch bool `json:"branch,omitempty"`
 }
 
 // TrialPlan is one trial to run.

@@ -89,9 +89,11 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		results = nil
 	}
 
+	// chaos run --branch (branch.go): clean trials first, fault trials once they are done.
+	br := newBranchOrder(ctx, in.Plan)
 	startedHere := 0
 	start := func(i int) {
-		t := in.Plan.Trials[i]
+		t := in.Plan.Trials[br.trial(i)]
 		cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
 			WorkflowID:            TrialWorkflowID(in.RunID, t.ID),
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
@@ -101,12 +103,14 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
-			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light,
+			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, BranchFrom: br.from(t),
 		})
 		running++
+		br.started(t)
 		startedHere++
 		sel.AddFuture(fut, func(f workflow.Future) {
 			running--
+			br.finished(t)
 			var r TrialResult
 			if err := f.Get(ctx, &r); err != nil {
 				r = TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeFailed, Reason: "trial workflow: " + err.Error()}
@@ -146,7 +150,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	}
 
 	for {
-		for aborted == "" && running < concurrency && next < total && startedHere < limit {
+		for aborted == "" && running < concurrency && next < total && startedHere < limit && br.ready(next) {
 			if budget.stops(tally, running, total-next) {
 				aborted = budget.stopped
 				break
@@ -173,7 +177,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	// Trials never started after an abort are recorded as aborted, so every planned trial
 	// appears once in the results (with results on disk, Aggregate does this).
 	for ; !onDisk && next < total && aborted != ""; next++ {
-		t := in.Plan.Trials[next]
+		t := in.Plan.Trials[br.trial(next)]
 		results = append(results, TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeAborted, Reason: "not started: " + aborted})
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].ID < results[j].ID })

@@ -39,6 +39,8 @@ type RunOptions struct {
 	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
 	PairWith     string
 	AgentCommand []string
+	// Branch: fault trials start from the clean trial's twin before the last unit.
+	Branch bool
 	// Profile takes the place of the spec's agent.profile (how the closing message is read).
 	Profile  string
 	Temporal TemporalFlags
@@ -101,6 +103,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
+	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "run each cell's clean trial first; its fault trials start from its twin state just before its first write on the task's last unit (docs/shim.md)")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -142,6 +145,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
+	if line := branchLine(s, plan); line != "" {
+		fmt.Fprintln(opts.IO.Out, line)
+	}
 	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
 	if !opts.Estimated && (s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0) {
 		fmt.Fprintln(opts.IO.Out, costLine)
@@ -210,6 +216,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
+	if plan.Branch {
+		fmt.Fprintln(opts.IO.Out, branchOutcome(res.OutDir)) // run_branch.go
+	}
 	if res.NeverArmed != "" {
 		return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
 	}

@@ -147,5 +147,6 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	if err != nil {
 		return nil, nil, nil, badInput(err)
 	}
+	p.Branch = opts.Branch
 	return s, data, p, nil
 }

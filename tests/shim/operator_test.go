@@ -16,7 +16,7 @@ import (
 // runSpec runs the spec file in dir (the agent after -- when given) with the conditions
 // only, and returns the trials' results by cell and condition ("main/clean") and their
 // records.
-func runSpec(t *testing.T, dir, file string, env []string, agent string, only ...string) (map[string]run.TrialResult, map[string]*record.Log) {
+func runSpecIn(t *testing.T, dir, file string, env []string, agent string, only ...string) (map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	args := []string{"run", filepath.Join(dir, file), "--out", out, "--concurrency", "4", "--only", strings.Join(only, ",")}
@@ -62,7 +62,7 @@ func operatorRows(l *record.Log) (rows []record.Operator, at []int) {
 func TestPortalOperator(t *testing.T) {
 	dir, _, env := portal(t)
 	const drop = "session_drop@book_shipment"
-	rs, logs := runSpec(t, dir, "operator.yaml", env, "", "clean", drop)
+	rs, logs := runSpecIn(t, dir, "operator.yaml", env, "", "clean", drop)
 	r, l := rs["main/"+drop], logs["main/"+drop]
 	if r.Verdict != report.Correct {
 		t.Errorf("with the operator: %s (%s), want correct", r.Verdict, r.VerdictWhy)
@@ -121,7 +121,7 @@ func TestPortalOperator(t *testing.T) {
 	}
 
 	// The same agent without an operator: it reports the expired session honestly.
-	rs, logs = runSpec(t, dir, "portal.yaml", env, "sh agents/asking.sh", drop)
+	rs, logs = runSpecIn(t, dir, "portal.yaml", env, "sh agents/asking.sh", drop)
 	r = rs["main/"+drop]
 	if r.Verdict != report.ReportedHonestly {
 		t.Errorf("without the operator: %s (%s), want reported_honestly", r.Verdict, r.VerdictWhy)
@@ -170,7 +170,7 @@ echo "STATUS: failed"
 	testkit.WriteFile(t, filepath.Join(dir, "hostile.yaml"), s)
 	env = append(env, "OPERATOR_PROBE="+probe, "HOSTILE_ID="+id)
 
-	rs, _ := runSpec(t, dir, "hostile.yaml", env, "", "clean")
+	rs, _ := runSpecIn(t, dir, "hostile.yaml", env, "", "clean")
 	r := rs["main/clean"]
 	if len(r.Operator) != 1 || r.Operator[0].SessionID != id || r.Operator[0].Said != reply || r.Operator[0].Error != "" {
 		t.Fatalf("the operator's turn %+v (%s: %s), want one with the id %q", r.Operator, r.Outcome, r.Reason, id)
@@ -230,7 +230,7 @@ claim:`)
 	}
 	testkit.WriteFile(t, filepath.Join(dir, "tasks.yaml"), s)
 	const ps = "phantom_success@book_shipment"
-	rs, _ := runSpec(t, dir, "tasks.yaml", env, "sh agents/blind.sh", ps)
+	rs, _ := runSpecIn(t, dir, "tasks.yaml", env, "sh agents/blind.sh", ps)
 	both, first := rs["task=both/"+ps], rs["task=first/"+ps]
 	checkUnits(t, both, report.SilentWrong, report.Correct)
 	if both.Verdict != report.SilentWrong {

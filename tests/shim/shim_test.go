@@ -29,7 +29,7 @@ const hang = 15 * time.Minute
 // portal copies examples/portal to a folder of the test's (the original project, which
 // the agents must not change) and returns it, the canary file the real scripts would
 // write, and the environment of chaos run.
-func portal(t *testing.T) (dir, canary string, env []string) {
+func portal(t testing.TB) (dir, canary string, env []string) {
 	t.Helper()
 	env, tmp := testkit.EnvDir(t)
 	dir = filepath.Join(tmp, "portal")
