@@ -251,26 +251,8 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		return retry("run agent", agentErr)
 	}
 
-	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
-	switch {
-	case abortReason != "":
-		teardownReason = "aborted: " + abortReason
-	case agentErr != nil:
-		var canceled *temporal.CanceledError
-		if !errors.As(agentErr, &canceled) {
-			teardownReason = "agent activity failed"
-			verify.Failure = "run agent: " + agentErr.Error()
-		}
-	case agentRes.Error != "":
-		teardownReason = "agent did not start"
-		verify.Failure = "the agent command could not start: " + agentRes.Error
-	case agentRes.TimedOut:
-		teardownReason = "agent timed out"
-	}
-	if agentDone || abortReason != "" {
-		verify.Agent = &agentRes
-	}
-	verify.CloseReason = teardownReason
+	verify := verifyInputAfterAgent(in, ws, abortReason, agentErr, agentRes, agentDone, teardownReason)
+	teardownReason = verify.CloseReason
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(setupCtx)
 	defer cancel()
@@ -299,4 +281,31 @@ func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult, folded 
 	}
 	*tornDown = folded
 	return res, nil
+}
+
+// verifyInputAfterAgent is what Verify is given once the agent's step is over (both trial
+// paths): why the record closes (its CloseReason, also the teardown's reason; closeReason
+// when nothing went wrong), and the failure, if any, that makes the trial failed.
+func verifyInputAfterAgent(in TrialInput, ws Workspace, abortReason string, agentErr error, agentRes AgentResult, agentDone bool, closeReason string) VerifyInput {
+	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
+	switch {
+	case abortReason != "":
+		closeReason = "aborted: " + abortReason
+	case agentErr != nil:
+		var canceled *temporal.CanceledError
+		if !errors.As(agentErr, &canceled) {
+			closeReason = "agent activity failed"
+			verify.Failure = "run agent: " + agentErr.Error()
+		}
+	case agentRes.Error != "":
+		closeReason = "agent did not start"
+		verify.Failure = "the agent command could not start: " + agentRes.Error
+	case agentRes.TimedOut:
+		closeReason = "agent timed out"
+	}
+	if agentDone || abortReason != "" {
+		verify.Agent = &agentRes
+	}
+	verify.CloseReason = closeReason
+	return verify
 }

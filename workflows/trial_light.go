@@ -193,26 +193,8 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	}
 	agentRes := out.Agent
 
-	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
-	switch {
-	case abortReason != "":
-		teardownReason = "aborted: " + abortReason
-	case agentErr != nil:
-		var canceled *temporal.CanceledError
-		if !errors.As(agentErr, &canceled) {
-			teardownReason = "agent activity failed"
-			verify.Failure = "run agent: " + agentErr.Error()
-		}
-	case agentRes.Error != "":
-		teardownReason = "agent did not start"
-		verify.Failure = "the agent command could not start: " + agentRes.Error
-	case agentRes.TimedOut:
-		teardownReason = "agent timed out"
-	}
-	if agentDone || abortReason != "" {
-		verify.Agent = &agentRes
-	}
-	verify.CloseReason = teardownReason
+	verify := verifyInputAfterAgent(in, ws, abortReason, agentErr, agentRes, agentDone, teardownReason)
+	teardownReason = verify.CloseReason
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(hostCtx)
 	defer cancel()
