@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/internal/procgroup"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -304,7 +305,7 @@ func startAdapter(argv []string, dir string) (*adapterProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	p := &adapterProc{argv: argv, cmd: cmd, lines: make(chan lineOrErr, 1), exited: make(chan struct{}), done: make(chan struct{}), stderr: &tailBuffer{max: maxAdapterStderr}}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
@@ -401,7 +402,7 @@ func (p *adapterProc) kill() {
 	p.once.Do(func() {
 		close(p.done)
 		p.in.Close()
-		killGroup(p.cmd)
+		procgroup.Kill(p.cmd)
 	})
 }
 

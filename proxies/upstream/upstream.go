@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/proxies/hub"
+	"github.com/crashwall/chaos/proxies/internal/procgroup"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
@@ -187,7 +188,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 			cmd.Dir = sandbox
 		}
 		cmd.Stderr = c.stderr
-		ownGroup(cmd)
+		procgroup.Own(cmd)
 		c.cmd = cmd
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
@@ -203,7 +204,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
-		killGroup(c.cmd)
+		procgroup.Kill(c.cmd)
 		return nil, u.connectError(e.server, c, "did not answer the MCP handshake", err, cctx)
 	}
 	c.session = cs
@@ -212,7 +213,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 		res, err := cs.ListTools(cctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			cs.Close()
-			killGroup(c.cmd)
+			procgroup.Kill(c.cmd)
 			return nil, u.connectError(e.server, c, "did not list its tools", err, cctx)
 		}
 		c.tools = append(c.tools, res.Tools...)
@@ -223,7 +224,7 @@ func (u *Upstream) connect(ctx context.Context, e endpoint, sandbox string, time
 	}
 	if len(c.tools) == 0 {
 		cs.Close()
-		killGroup(c.cmd)
+		procgroup.Kill(c.cmd)
 		return nil, fmt.Errorf("%s has no tools", describeServer(e.server))
 	}
 	return c, nil
@@ -571,7 +572,7 @@ func (u *Upstream) Close() error {
 		go func() {
 			defer wg.Done()
 			c.session.Close()
-			killGroup(c.cmd)
+			procgroup.Kill(c.cmd)
 		}()
 	}
 	wg.Wait()
