@@ -72,16 +72,7 @@ func reviewerSample(opts *JudgeSampleOptions) error {
 		key.Items[fid] = t.ID
 		w.Write([]string{fid, "", t.Review.Question, c})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	b, _ := json.MarshalIndent(key, "", "  ")
-	if err := os.WriteFile(opts.Out+".key.json", b, 0o644); err != nil {
+	if err := closeForm(f, w, opts.Out, key); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "form: %s (%d cases of the reviewer %s)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, len(trials), by, opts.Out+".key.json")

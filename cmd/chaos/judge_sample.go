@@ -52,6 +52,16 @@ func judgeSample(opts *JudgeSampleOptions) error {
 		key.Items[fid] = id
 		w.Write([]string{fid, "", msgs[id]})
 	}
+	if err := closeForm(f, w, opts.Out, key); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "form: %s (%d closing messages)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, len(ids), opts.Out+".key.json")
+	return nil
+}
+
+// closeForm finishes a labelling form: the CSV flushed and closed, then its key (which
+// rows are which trials) written beside it as OUT.key.json.
+func closeForm(f *os.File, w *csv.Writer, out string, key any) error {
 	w.Flush()
 	if err := w.Error(); err != nil {
 		f.Close()
@@ -61,9 +71,5 @@ func judgeSample(opts *JudgeSampleOptions) error {
 		return err
 	}
 	b, _ := json.MarshalIndent(key, "", "  ")
-	if err := os.WriteFile(opts.Out+".key.json", b, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(opts.IO.Out, "form: %s (%d closing messages)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, len(ids), opts.Out+".key.json")
-	return nil
+	return os.WriteFile(out+".key.json", b, 0o644)
 }
