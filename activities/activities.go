@@ -264,6 +264,12 @@ func heartbeat(ctx context.Context, details ...any) {
 // until the returned stop is called. A heartbeat can wait on the server (the SDK sends the
 // first of each batch before it returns), and the loop that waits on the agent must not
 // wait with it: it has a timeout to enforce and a cancel to act on.
+//
+// A cancel does not end it: the activity is still stopping its agent (SIGTERM, the grace
+// period, SIGKILL, a container's removal), and a stop that outlasts the heartbeat timeout
+// would have the attempt declared lost while the agent runs. After ctx is done it goes on
+// heartbeating on a context the cancel does not end (the SDK sends nothing on a cancelled
+// one), until the caller, the agent gone, calls stop.
 func keepAlive(ctx context.Context, every time.Duration, details func() any) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -271,12 +277,13 @@ func keepAlive(ctx context.Context, every time.Duration, details func() any) (st
 		defer close(finished)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		cancelled := ctx.Done()
 		for {
 			select {
 			case <-done:
 				return
-			case <-ctx.Done():
-				return
+			case <-cancelled:
+				ctx, cancelled = context.WithoutCancel(ctx), nil
 			case <-tick.C:
 				heartbeat(ctx, details())
 			}
