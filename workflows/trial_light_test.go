@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/activities"
@@ -26,6 +27,9 @@ func lightIn() TrialInput {
 }
 
 const hostQ = "chaos@host-1-abc"
+
+// queueOf is the task queue an activity was scheduled on.
+func queueOf(ctx context.Context) string { return activity.GetInfo(ctx).TaskQueue }
 
 func (s *lightSuite) TestCompletesOnTheHostQueue() {
 	var setupQ, agentQ, finishQ string

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/suite"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
@@ -84,9 +83,6 @@ func finishInto(got *VerifyInput, queue *string) func(context.Context, VerifyInp
 		return verifyEcho(ctx, in)
 	}
 }
-
-// queueOf is the task queue an activity was scheduled on.
-func queueOf(ctx context.Context) string { return activity.GetInfo(ctx).TaskQueue }
 
 func (s *trialSuite) TestCompletes() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}}, nil).Once()
