@@ -89,16 +89,7 @@ func (s *lightSuite) TestBusyWorkerIsRetried() {
 func (s *lightSuite) TestAbortSignalCancelsAgent() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil)
 	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
-	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil))
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
-	start := s.env.Now()
-
-	r := s.run(lightIn())
-	s.Equal(OutcomeAborted, r.Outcome)
-	s.Less(s.env.Now().Sub(start), time.Hour)
-	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
+	s.runAborted(lightIn())
 }
 
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.

@@ -40,6 +40,24 @@ func (s *trialEnv) run(in TrialInput, msgAndArgs ...any) TrialResult {
 	return r
 }
 
+// runAborted runs the trial (its agent mocked to run for an hour of workflow time) with an
+// abort signal two minutes in, and checks that the abort cancelled the agent and that
+// the trial was verified as aborted.
+func (s *trialEnv) runAborted(in TrialInput) TrialResult {
+	var verified VerifyInput
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil))
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
+	start := s.env.Now()
+
+	r := s.run(in)
+	s.Equal(OutcomeAborted, r.Outcome)
+	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
+	s.Less(s.env.Now().Sub(start), time.Hour)
+	s.Equal("40 calls: over the limit of 40", verified.Aborted)
+	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
+	return r
+}
+
 // trialSuite is the trial in a worker session (trial.go).
 type trialSuite struct{ trialEnv }
 
@@ -111,18 +129,8 @@ func (s *trialSuite) TestAbortSignalCancelsAgent() {
 	// The agent would run for an hour of workflow time; the abort comes after two minutes.
 	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
-	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil))
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
-	start := s.env.Now()
-
-	r := s.run(trialIn())
-	s.Equal(OutcomeAborted, r.Outcome)
+	r := s.runAborted(trialIn())
 	s.Equal("40 calls: over the limit of 40", r.Reason)
-	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
-	s.Less(s.env.Now().Sub(start), time.Hour)
-	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
 }
 
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.
