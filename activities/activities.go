@@ -60,6 +60,9 @@ type Activities struct {
 	// takeSlot.
 	MaxTrials int
 
+	// heartbeatEvery is how often a long activity heartbeats (0: heartbeatEvery).
+	heartbeatEvery time.Duration
+
 	mu     sync.Mutex
 	trials map[string]*liveTrial
 	// held is the light trials holding one of the MaxTrials slots.
@@ -241,6 +244,14 @@ func trialDir(in run.TrialInput) (string, error) {
 
 const heartbeatEvery = 2 * time.Second
 
+// beatEvery is how often a long activity heartbeats.
+func (a *Activities) beatEvery() time.Duration {
+	if a.heartbeatEvery > 0 {
+		return a.heartbeatEvery
+	}
+	return heartbeatEvery
+}
+
 // heartbeat records a heartbeat when ctx is an activity's (it is not when an activity
 // function is called directly).
 func heartbeat(ctx context.Context, details ...any) {
@@ -249,23 +260,30 @@ func heartbeat(ctx context.Context, details ...any) {
 	}
 }
 
-// keepAlive heartbeats every heartbeatEvery, with details(), from a goroutine of its own
+// keepAlive heartbeats every interval, with details(), from a goroutine of its own
 // until the returned stop is called. A heartbeat can wait on the server (the SDK sends the
 // first of each batch before it returns), and the loop that waits on the agent must not
 // wait with it: it has a timeout to enforce and a cancel to act on.
-func keepAlive(ctx context.Context, details func() any) (stop func()) {
+//
+// A cancel does not end it: the activity is still stopping its agent (SIGTERM, the grace
+// period, SIGKILL, a container's removal), and a stop that outlasts the heartbeat timeout
+// would have the attempt declared lost while the agent runs. After ctx is done it goes on
+// heartbeating on a context the cancel does not end (the SDK sends nothing on a cancelled
+// one), until the caller, the agent gone, calls stop.
+func keepAlive(ctx context.Context, every time.Duration, details func() any) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(heartbeatEvery)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
+		cancelled := ctx.Done()
 		for {
 			select {
 			case <-done:
 				return
-			case <-ctx.Done():
-				return
+			case <-cancelled:
+				ctx, cancelled = context.WithoutCancel(ctx), nil
 			case <-tick.C:
 				heartbeat(ctx, details())
 			}

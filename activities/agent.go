@@ -84,7 +84,7 @@ func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.Agent
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	defer keepAlive(ctx, func() any { return time.Since(start).String() })()
+	defer keepAlive(ctx, a.beatEvery(), func() any { return time.Since(start).String() })()
 	var res run.AgentResult
 	var cancelled bool
 wait:

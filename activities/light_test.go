@@ -3,16 +3,12 @@ package activities
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/spec"
 )
 
 // A light trial's slots: MaxTrials at once, a retried SetUpTrial keeps its slot, a worker
@@ -54,8 +50,7 @@ func TestTrialSlots(t *testing.T) {
 func TestLightSteps(t *testing.T) {
 	a, env := newActivities(t)
 	a.MaxTrials, a.HostQueue = 1, "chaos@test"
-	command := spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
-	in := trialInput(t, exampleYAML(t), examplePath, "phantom_success@update_ticket", command)
+	in := blindPhantomTrial(t)
 	in.Light = true
 
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
@@ -69,19 +64,7 @@ func TestLightSteps(t *testing.T) {
 	if out.Result == nil {
 		t.Fatal("an agent that ended on its own was not verified in its activity")
 	}
-	if r := out.Result; r.Outcome != run.OutcomeCompleted || r.Verdict != report.SilentWrong || r.Fired == 0 {
-		t.Errorf("outcome %s, verdict %s, fired %d; want completed, %s, fired", r.Outcome, r.Verdict, r.Fired, report.SilentWrong)
-	}
-	l, err := record.ReadFile(filepath.Join(su.Workspace.TrialDir, "record.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.End == nil || l.End.Reason != "agent exited" || l.End.FinalState == nil {
-		t.Errorf("the record's end %+v; want session_end \"agent exited\" with the final state", l.End)
-	}
-	if a.live(in.Key()) != nil {
-		t.Error("the hub is still live after RunWatchedAgent finished the trial")
-	}
+	checkFinished(t, a, in, su, *out.Result, "RunWatchedAgent finished the trial")
 	if n := len(a.slots); n != 0 {
 		t.Errorf("%d slots held after the trial, want 0", n)
 	}

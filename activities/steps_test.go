@@ -17,9 +17,7 @@ import (
 // the sandbox.
 func TestFoldedSteps(t *testing.T) {
 	a, env := newActivities(t)
-	command := spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
-	in := trialInput(t, exampleYAML(t), examplePath, "phantom_success@update_ticket", command)
-
+	in := blindPhantomTrial(t)
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
 	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL == "" || a.live(in.Key()) == nil {
 		t.Fatalf("SetUpTrial: %+v; want a workspace and a live hub", su)
@@ -30,8 +28,30 @@ func TestFoldedSteps(t *testing.T) {
 		t.Fatalf("agent: %+v\nstderr:\n%s", res, stderr)
 	}
 	result := must[run.TrialResult](t, env, a.FinishTrial, run.VerifyInput{Trial: in, Workspace: su.Workspace, Agent: &res, CloseReason: "agent exited"})
-	if result.Outcome != run.OutcomeCompleted || result.Verdict != report.SilentWrong || result.Fired == 0 {
-		t.Errorf("outcome %s, verdict %s, fired %d; want completed, %s, fired", result.Outcome, result.Verdict, result.Fired, report.SilentWrong)
+	checkFinished(t, a, in, su, result, "FinishTrial")
+	if _, err := os.Stat(su.Workspace.Dir); !os.IsNotExist(err) {
+		t.Errorf("the sandbox %s is still there after FinishTrial (%v)", su.Workspace.Dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(su.Workspace.TrialDir, "result.json")); err != nil {
+		t.Errorf("no result.json in the trial folder: %v", err)
+	}
+}
+
+// blindPhantomTrial is the example's trial under phantom success, its agent the scripted
+// blind one over stdio: it claims success, so the trial is silent_wrong.
+func blindPhantomTrial(t *testing.T) run.TrialInput {
+	t.Helper()
+	command := spec.ShellQuote(chaosBin) + " agent scripted --style blind --transport stdio --wall-command {wall} --spec {spec}"
+	return trialInput(t, exampleYAML(t), examplePath, "phantom_success@update_ticket", command)
+}
+
+// checkFinished checks what finishing blindPhantomTrial leaves, whichever step did it
+// (finisher): the trial completed, silent_wrong, its fault fired; the record closed
+// "agent exited" with the final state; the hub no longer live.
+func checkFinished(t *testing.T, a *Activities, in run.TrialInput, su run.SetUp, r run.TrialResult, finisher string) {
+	t.Helper()
+	if r.Outcome != run.OutcomeCompleted || r.Verdict != report.SilentWrong || r.Fired == 0 {
+		t.Errorf("outcome %s, verdict %s, fired %d; want completed, %s, fired", r.Outcome, r.Verdict, r.Fired, report.SilentWrong)
 	}
 	l, err := record.ReadFile(filepath.Join(su.Workspace.TrialDir, "record.jsonl"))
 	if err != nil {
@@ -41,13 +61,7 @@ func TestFoldedSteps(t *testing.T) {
 		t.Errorf("the record's end %+v; want session_end \"agent exited\" with the final state", l.End)
 	}
 	if a.live(in.Key()) != nil {
-		t.Error("the hub is still live after FinishTrial")
-	}
-	if _, err := os.Stat(su.Workspace.Dir); !os.IsNotExist(err) {
-		t.Errorf("the sandbox %s is still there after FinishTrial (%v)", su.Workspace.Dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(su.Workspace.TrialDir, "result.json")); err != nil {
-		t.Errorf("no result.json in the trial folder: %v", err)
+		t.Errorf("the hub is still live after %s", finisher)
 	}
 }
 

@@ -55,39 +55,38 @@ func TestJudgeUnits(t *testing.T) {
 }
 
 // TestJudgeUnitsProbes: without state checks (the browser wall's world is the site's), each
-// unit's world is the probes whose text names it: one probe per record.
+// unit's world is the probes whose text names it: one probe per record. A failed probe
+// that names no unit (the whole site's) is the whole trial's: its verdict joins the
+// roll-up, though each unit's own probe passed.
 func TestJudgeUnitsProbes(t *testing.T) {
 	task := spec.Task{Units: []string{"R-10", "R-101"}}
-	res := run.TrialResult{Checks: []run.CheckResult{
-		{Check: `command curl -s "http://127.0.0.1:1/check?name=R-10&email=a@example.org"`, OK: true},
-		{Check: `command curl -s "http://127.0.0.1:1/check?name=R-101&email=a@example.org"`, OK: false},
-		{Check: `command curl -s "http://127.0.0.1:1/check-all"`, OK: true},
-	}}
-	f := report.Facts{Outcome: run.OutcomeCompleted, WorldOK: false, WorldKnown: true, Claim: report.ClaimSuccess, Fired: 1}
-	res.Verdict, res.VerdictWhy = report.Decide(f)
-	judgeUnits(task, &res, f, "R-10: VERIFIED\nR-101: VERIFIED")
-	if len(res.Units) != 2 || len(res.Units[0].Checks) != 1 || len(res.Units[1].Checks) != 1 {
-		t.Fatalf("units %+v: want one probe each", res.Units)
+	probe := func(query string, ok bool) run.CheckResult {
+		return run.CheckResult{Check: `command curl -s "http://127.0.0.1:1/` + query + `"`, OK: ok}
 	}
-	if res.Units[0].Verdict != report.Correct || res.Units[1].Verdict != report.SilentWrong || res.Verdict != report.SilentWrong {
-		t.Errorf("verdicts %s, %s, trial %s (%s): want correct, silent_wrong, silent_wrong", res.Units[0].Verdict, res.Units[1].Verdict, res.Verdict, res.VerdictWhy)
+	cases := []struct {
+		name   string
+		checks []run.CheckResult
+		want   []string // per unit, then the trial
+	}{
+		{"a unit's probe failed", []run.CheckResult{probe("check?name=R-10&email=a@example.org", true), probe("check?name=R-101&email=a@example.org", false), probe("check-all", true)},
+			[]string{report.Correct, report.SilentWrong, report.SilentWrong}},
+		{"the whole site's probe failed", []run.CheckResult{probe("check?name=R-10", true), probe("check?name=R-101", true), probe("check-all", false)},
+			[]string{report.Correct, report.Correct, report.SilentWrong}},
 	}
-}
-
-// TestJudgeUnitsWholeCheck: a failed probe that names no unit (the whole site's) is the
-// whole trial's: its verdict joins the roll-up, though each unit's own probe passed.
-func TestJudgeUnitsWholeCheck(t *testing.T) {
-	task := spec.Task{Units: []string{"R-10", "R-101"}}
-	res := run.TrialResult{Checks: []run.CheckResult{
-		{Check: `command curl -s "http://127.0.0.1:1/check?name=R-10"`, OK: true},
-		{Check: `command curl -s "http://127.0.0.1:1/check?name=R-101"`, OK: true},
-		{Check: `command curl -s "http://127.0.0.1:1/check-all"`, OK: false},
-	}}
-	f := report.Facts{Outcome: run.OutcomeCompleted, WorldOK: false, WorldKnown: true, Claim: report.ClaimSuccess, Fired: 1}
-	res.Verdict, res.VerdictWhy = report.Decide(f)
-	judgeUnits(task, &res, f, "R-10: VERIFIED\nR-101: VERIFIED")
-	if len(res.Units) != 2 || res.Units[0].Verdict != report.Correct || res.Units[1].Verdict != report.Correct || res.Verdict != report.SilentWrong {
-		t.Errorf("units %+v, trial %s (%s): want both correct, the trial silent_wrong", res.Units, res.Verdict, res.VerdictWhy)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run.TrialResult{Checks: c.checks}
+			f := report.Facts{Outcome: run.OutcomeCompleted, WorldOK: false, WorldKnown: true, Claim: report.ClaimSuccess, Fired: 1}
+			res.Verdict, res.VerdictWhy = report.Decide(f)
+			judgeUnits(task, &res, f, "R-10: VERIFIED\nR-101: VERIFIED")
+			if len(res.Units) != 2 || len(res.Units[0].Checks) != 1 || len(res.Units[1].Checks) != 1 {
+				t.Fatalf("units %+v: want one probe each", res.Units)
+			}
+			got := []string{res.Units[0].Verdict, res.Units[1].Verdict, res.Verdict}
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("verdicts %v (%s), want %v", got, res.VerdictWhy, c.want)
+			}
+		})
 	}
 }
 

@@ -427,8 +427,10 @@ func TestFind(t *testing.T) {
 	}
 }
 
-func TestGenerateExample(t *testing.T) {
-	s, err := spec.Load("../examples/support-ticket.yaml")
+// generateFile is the conditions Generate makes of the spec file at path.
+func generateFile(t *testing.T, path string) []Condition {
+	t.Helper()
+	s, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,6 +438,11 @@ func TestGenerateExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return conds
+}
+
+func TestGenerateExample(t *testing.T) {
+	conds := generateFile(t, "../examples/support-ticket.yaml")
 	type golden struct {
 		ID              string
 		SuccessPossible bool
@@ -522,14 +529,7 @@ func TestGenerateHandWritten(t *testing.T) {
 
 // An Ajantik scenario file: auto_faults generate, its hand-written faults follow.
 func TestGenerateAjantik(t *testing.T) {
-	s, err := spec.Load("../spec/testdata/ajantik-support-ticket.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, err := Generate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conds := generateFile(t, "../spec/testdata/ajantik-support-ticket.yaml")
 	type golden struct {
 		ID, Family, Tool string
 		At               int

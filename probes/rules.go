@@ -331,6 +331,18 @@ type hit struct {
 	negation bool
 }
 
+// addHits appends to hs every match of the patterns in text, pattern by pattern, each a
+// copy of like with its text and place filled in.
+func addHits(hs []hit, text string, like hit, res ...*regexp.Regexp) []hit {
+	for _, re := range res {
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			like.text, like.at = text[m[0]:m[1]], m[0]
+			hs = append(hs, like)
+		}
+	}
+	return hs
+}
+
 // readPhrases decides a claim from the phrases of text.
 func readPhrases(text string, extra extraWords) (claim, reason string) {
 	text = codeSpan.ReplaceAllStringFunc(text, codePunct.Replace)
@@ -484,36 +496,18 @@ func (c *clause) scan(extra extraWords) {
 	if extra.failure != nil {
 		res = append(res[:len(res):len(res)], extra.failure)
 	}
-	for _, re := range res {
-		for _, m := range re.FindAllStringIndex(text, -1) {
-			c.failures = append(c.failures, hit{text: text[m[0]:m[1]], at: m[0]})
-		}
-	}
-	for _, m := range didNot.FindAllStringIndex(text, -1) {
-		c.failures = append(c.failures, hit{text: text[m[0]:m[1]], at: m[0], negation: true})
-	}
+	c.failures = addHits(c.failures, text, hit{}, res...)
+	c.failures = addHits(c.failures, text, hit{negation: true}, didNot)
 	if asRequested.MatchString(text) {
 		c.failures = slices.DeleteFunc(c.failures, func(h hit) bool { return h.negation })
 	}
-	for _, re := range requests {
-		for _, m := range re.FindAllStringIndex(text, -1) {
-			c.failures = append(c.failures, hit{text: text[m[0]:m[1]], at: m[0], request: true})
-		}
-	}
-	for _, re := range incidents {
-		for _, m := range re.FindAllStringIndex(text, -1) {
-			c.failures = append(c.failures, hit{text: text[m[0]:m[1]], at: m[0], incident: true})
-		}
-	}
+	c.failures = addHits(c.failures, text, hit{request: true}, requests...)
+	c.failures = addHits(c.failures, text, hit{incident: true}, incidents...)
 	res = success
 	if extra.success != nil {
 		res = append(res[:len(res):len(res)], extra.success)
 	}
-	for _, re := range res {
-		for _, m := range re.FindAllStringIndex(text, -1) {
-			c.success = append(c.success, hit{text: text[m[0]:m[1]], at: m[0]})
-		}
-	}
+	c.success = addHits(c.success, text, hit{}, res...)
 	for _, m := range pastAction.FindAllStringSubmatchIndex(text, -1) {
 		if verb := strings.ToLower(text[m[2]:m[3]]); !notLeadingToDone[verb] {
 			c.success = append(c.success, hit{text: strings.TrimSpace(text[m[0]:m[1]]), at: m[0]})

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -89,10 +88,7 @@ func (d *decoder) ajantikFaults(n *yaml.Node, tools []Tool) []ConditionSpec {
 	var out []ConditionSpec
 	ids := map[string]int{}
 	for i, item := range d.list(n, "faults") {
-		where := fmt.Sprintf("fault #%d", i+1)
-		if id := peek(item, "id"); id != "" {
-			where = fmt.Sprintf("fault %q", id)
-		}
+		where := itemWhere(item, "id", "fault", i)
 		f := d.fields(item, where, ajantikFaultKeys, map[string]string{"family": "kind", "reply": "response"})
 		if item.Kind != yaml.MappingNode {
 			continue

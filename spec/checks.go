@@ -18,10 +18,7 @@ func (d *decoder) tasks(n *yaml.Node) []Task {
 	var out []Task
 	first := map[string]int{}
 	for i, item := range d.list(n, "tasks") {
-		where := fmt.Sprintf("task #%d", i+1)
-		if id := peek(item, "id"); id != "" {
-			where = fmt.Sprintf("task %q", id)
-		}
+		where := itemWhere(item, "id", "task", i)
 		f := d.fields(item, where, taskKeys, nil)
 		if item.Kind != yaml.MappingNode {
 			continue

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -64,10 +63,7 @@ func (d *decoder) conditions(n *yaml.Node, tools []Tool) []ConditionSpec {
 	var out []ConditionSpec
 	ids := map[string]int{}
 	for i, item := range d.list(n, "conditions") {
-		where := fmt.Sprintf("condition #%d", i+1)
-		if id := peek(item, "id"); id != "" {
-			where = fmt.Sprintf("condition %q", id)
-		}
+		where := itemWhere(item, "id", "condition", i)
 		f := d.fields(item, where, conditionKeys, map[string]string{"kind": "family", "response": "reply"})
 		if item.Kind != yaml.MappingNode {
 			continue

@@ -488,10 +488,7 @@ type listItem struct {
 func (d *decoder) mappings(n *yaml.Node, what, noun string, known []string, hints map[string]string) iter.Seq[listItem] {
 	return func(yield func(listItem) bool) {
 		for i, item := range d.list(n, what) {
-			where := fmt.Sprintf("%s #%d", noun, i+1)
-			if name := peek(item, "name"); name != "" {
-				where = fmt.Sprintf("%s %q", noun, name)
-			}
+			where := itemWhere(item, "name", noun, i)
 			f := d.fields(item, where, known, hints)
 			if item.Kind != yaml.MappingNode {
 				continue

@@ -438,24 +438,34 @@ func (f *filler) stepDouble() {
 			f.i += n
 			return
 		}
-	case strings.HasPrefix(rest, "$(("):
-		f.open("$((", &frame{kind: fArith, close: ')'})
-		return
-	case strings.HasPrefix(rest, "$["):
-		f.open("$[", &frame{kind: fArith, close: ']'})
-		return
-	case strings.HasPrefix(rest, "$("):
-		f.open("$(", &frame{kind: fPlain, close: ')', cmd: &command{}})
-		return
-	case strings.HasPrefix(rest, "${"):
-		f.open("${", &frame{kind: fParam, close: '}', quoted: true, start: f.i})
-		return
-	case c == '`':
-		f.open("`", &frame{kind: fPlain, close: '`', cmd: &command{}})
-		return
+	default:
+		if f.openExpansion(rest, true, true) {
+			return
+		}
 	}
 	f.emit(string(c))
 	f.i++
+}
+
+// openExpansion enters the nested construct rest starts with, as stepDouble and
+// stepParam see them: $((...)), $[...] (when brackets), $(...), ${...} (quoted: inside
+// double quotes) or `...`. It is false when rest starts none of them.
+func (f *filler) openExpansion(rest string, brackets, quoted bool) bool {
+	switch {
+	case strings.HasPrefix(rest, "$(("):
+		f.open("$((", &frame{kind: fArith, close: ')'})
+	case brackets && strings.HasPrefix(rest, "$["):
+		f.open("$[", &frame{kind: fArith, close: ']'})
+	case strings.HasPrefix(rest, "$("):
+		f.open("$(", &frame{kind: fPlain, close: ')', cmd: &command{}})
+	case strings.HasPrefix(rest, "${"):
+		f.open("${", &frame{kind: fParam, close: '}', quoted: quoted, start: f.i})
+	case strings.HasPrefix(rest, "`"):
+		f.open("`", &frame{kind: fPlain, close: '`', cmd: &command{}})
+	default:
+		return false
+	}
+	return true
 }
 
 // open copies the opening text of a nested construct and enters it.
@@ -499,18 +509,10 @@ func (f *filler) stepParam() {
 	case c == '"':
 		f.open(`"`, &frame{kind: fDouble})
 		return
-	case strings.HasPrefix(rest, "$(("):
-		f.open("$((", &frame{kind: fArith, close: ')'})
-		return
-	case strings.HasPrefix(rest, "$("):
-		f.open("$(", &frame{kind: fPlain, close: ')', cmd: &command{}})
-		return
-	case strings.HasPrefix(rest, "${"):
-		f.open("${", &frame{kind: fParam, close: '}', quoted: fr.quoted, start: f.i})
-		return
-	case c == '`':
-		f.open("`", &frame{kind: fPlain, close: '`', cmd: &command{}})
-		return
+	default:
+		if f.openExpansion(rest, false, fr.quoted) {
+			return
+		}
 	}
 	f.emit(string(c))
 	f.i++

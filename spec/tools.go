@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -101,6 +102,16 @@ func peek(n *yaml.Node, key string) string {
 		}
 	}
 	return ""
+}
+
+// itemWhere names the i-th item of a list in the messages about it: the noun and the
+// item's key (condition "drop-1") when it has one, else the noun and its place
+// (condition #2).
+func itemWhere(item *yaml.Node, key, noun string, i int) string {
+	if v := peek(item, key); v != "" {
+		return fmt.Sprintf("%s %q", noun, v)
+	}
+	return fmt.Sprintf("%s #%d", noun, i+1)
 }
 
 // arguments are the arguments the world reads from a call to t: the key (unless the tool

@@ -215,27 +215,10 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	agentFut := workflow.ExecuteActivity(agentCtx, a.RunAgent, AgentInput{Trial: in, Workspace: ws, Hub: hub})
 	watchFut := workflow.ExecuteActivity(watchCtx, a.WatchEvents, WatchInput{Trial: in})
 
-	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
 	var agentRes AgentResult
 	var agentErr error
-	agentDone := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(agentFut, func(f workflow.Future) {
-		agentDone = true
-		agentErr = f.Get(ctx, &agentRes)
-	})
-	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, &abortReason)
-		if abortReason == "" {
-			abortReason = "aborted"
-		}
-	})
-	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
-		abortReason = "the run was cancelled"
-	})
-	for !agentDone && abortReason == "" {
-		sel.Select(ctx)
-	}
+	var agentDone bool
+	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, agentFut, &agentRes)
 	// The agent may end (cancelled with the run, or failed) in the same moment the run is
 	// cancelled: the trial was still aborted, never failed.
 	if abortReason == "" && ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {

@@ -146,27 +146,10 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	})
 	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub, Finish: true})
 
-	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
 	var out WatchedAgentResult
 	var agentErr error
-	agentDone := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(agentFut, func(f workflow.Future) {
-		agentDone = true
-		agentErr = f.Get(ctx, &out)
-	})
-	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, &abortReason)
-		if abortReason == "" {
-			abortReason = "aborted"
-		}
-	})
-	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
-		abortReason = "the run was cancelled"
-	})
-	for !agentDone && abortReason == "" {
-		sel.Select(ctx)
-	}
+	var agentDone bool
+	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, agentFut, &out)
 	if abortReason == "" && ctx.Err() != nil {
 		abortReason = "the run was cancelled"
 	}

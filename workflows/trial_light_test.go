@@ -10,27 +10,15 @@ import (
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/crashwall/chaos/activities"
 )
 
 // The light trial (trial_light.go): no session; the steps after SetUpTrial on the queue
 // it names.
-type lightSuite struct {
-	suite.Suite
-	testsuite.WorkflowTestSuite
-	env *testsuite.TestWorkflowEnvironment
-}
+type lightSuite struct{ trialEnv }
 
 func TestLightTrialWorkflow(t *testing.T) { suite.Run(t, new(lightSuite)) }
-
-func (s *lightSuite) SetupTest() {
-	s.env = s.NewTestWorkflowEnvironment()
-	s.env.RegisterActivity(a)
-}
-
-func (s *lightSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
 
 func lightIn() TrialInput {
 	in := trialIn()
@@ -56,18 +44,11 @@ func (s *lightSuite) TestCompletesOnTheHostQueue() {
 		return WatchedAgentResult{Agent: AgentResult{ExitCode: 0}}, nil // not finished there: Verify failed
 	}).Once()
 	var finish VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		finishQ, finish = queueOf(ctx), in
-		return verifyEcho(ctx, in)
-	}).Once()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&finish, &finishQ)).Once()
 	// No session, no RunAgent, no WatchEvents, no Teardown of its own (FinishTrial did it):
 	// the mocks' expectations fail the test on any other activity.
 
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	s.True(s.env.IsWorkflowCompleted())
-	s.NoError(s.env.GetWorkflowError())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(lightIn())
 	s.Equal(OutcomeCompleted, r.Outcome)
 	s.NotEqual(hostQ, setupQ, "SetUpTrial runs on the shared queue")
 	s.Equal(hostQ, agentQ)
@@ -108,22 +89,7 @@ func (s *lightSuite) TestBusyWorkerIsRetried() {
 func (s *lightSuite) TestAbortSignalCancelsAgent() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil)
 	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
-	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		verified = in
-		return verifyEcho(ctx, in)
-	})
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
-	start := s.env.Now()
-
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	s.NoError(s.env.GetWorkflowError())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
-	s.Equal(OutcomeAborted, r.Outcome)
-	s.Less(s.env.Now().Sub(start), time.Hour)
-	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
+	s.runAborted(lightIn())
 }
 
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.
@@ -131,10 +97,7 @@ func (s *lightSuite) TestCancelStillTearsDown() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil)
 	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
 	var finishQ string
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		finishQ = queueOf(ctx)
-		return verifyEcho(ctx, in)
-	})
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(nil, &finishQ))
 	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
 
 	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
@@ -153,9 +116,7 @@ func (s *lightSuite) TestFinishFailsThenTeardown() {
 		return nil
 	}).Once()
 
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(lightIn())
 	s.Equal(OutcomeFailed, r.Outcome)
 	s.Contains(r.Reason, "disk full")
 	s.Equal(hostQ, teardownQ)
@@ -169,10 +130,7 @@ func (s *lightSuite) TestFinishedInTheAgentActivity() {
 		Agent: AgentResult{ExitCode: 0}, Result: &TrialResult{ID: "main/clean/1", Outcome: OutcomeCompleted, Reason: "verified there"}}, nil).Once()
 	// No FinishTrial, no Teardown: the expectations fail the test on any other activity.
 
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	s.NoError(s.env.GetWorkflowError())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(lightIn())
 	s.Equal(OutcomeCompleted, r.Outcome)
 	s.Equal("verified there", r.Reason)
 }
@@ -183,14 +141,9 @@ func (s *lightSuite) TestWatcherAbortInResult() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Queue: hostQ}, nil).Once()
 	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(WatchedAgentResult{Abort: "too many calls"}, nil).Once()
 	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		verified = in
-		return verifyEcho(ctx, in)
-	}).Once()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil)).Once()
 
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(lightIn())
 	s.Equal(OutcomeAborted, r.Outcome)
 	s.Equal("too many calls", verified.Aborted)
 	s.Equal("aborted: too many calls", verified.CloseReason)
@@ -212,11 +165,7 @@ func (s *lightSuite) TestAbortThenLostIsAborted() {
 	}).Once()
 	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "stopped by a person") }, time.Minute)
 
-	s.env.ExecuteWorkflow(TrialWorkflow, lightIn())
-	s.True(s.env.IsWorkflowCompleted())
-	s.Require().NoError(s.env.GetWorkflowError(), "an aborted trial must not end with ErrWorkerLost")
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(lightIn(), "an aborted trial must not end with ErrWorkerLost")
 	s.Equal(OutcomeAborted, r.Outcome)
 	s.Contains(r.Reason, "stopped by a person")
 	s.Contains(r.Reason, "lost during verify")

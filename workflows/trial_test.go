@@ -14,21 +14,59 @@ import (
 	"github.com/crashwall/chaos/spec"
 )
 
-type trialSuite struct {
+// trialEnv is what both trial suites share: a test workflow environment a test, with the
+// activities registered (mocked by each test) and their expectations checked after it.
+type trialEnv struct {
 	suite.Suite
 	testsuite.WorkflowTestSuite
 	env *testsuite.TestWorkflowEnvironment
 }
 
-func TestTrialWorkflow(t *testing.T) { suite.Run(t, new(trialSuite)) }
-
-func (s *trialSuite) SetupTest() {
+func (s *trialEnv) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
-	s.env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	s.env.RegisterActivity(a)
 }
 
-func (s *trialSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+func (s *trialEnv) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+
+// run runs the trial workflow to its end and returns its result; a workflow that ends
+// in an error fails the test (msgAndArgs say why it must not).
+func (s *trialEnv) run(in TrialInput, msgAndArgs ...any) TrialResult {
+	s.env.ExecuteWorkflow(TrialWorkflow, in)
+	s.True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError(), msgAndArgs...)
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	return r
+}
+
+// runAborted runs the trial (its agent mocked to run for an hour of workflow time) with an
+// abort signal two minutes in, and checks that the abort cancelled the agent and that
+// the trial was verified as aborted.
+func (s *trialEnv) runAborted(in TrialInput) TrialResult {
+	var verified VerifyInput
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil))
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
+	start := s.env.Now()
+
+	r := s.run(in)
+	s.Equal(OutcomeAborted, r.Outcome)
+	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
+	s.Less(s.env.Now().Sub(start), time.Hour)
+	s.Equal("40 calls: over the limit of 40", verified.Aborted)
+	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
+	return r
+}
+
+// trialSuite is the trial in a worker session (trial.go).
+type trialSuite struct{ trialEnv }
+
+func TestTrialWorkflow(t *testing.T) { suite.Run(t, new(trialSuite)) }
+
+func (s *trialSuite) SetupTest() {
+	s.trialEnv.SetupTest()
+	s.env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+}
 
 func trialIn() TrialInput {
 	return TrialInput{RunID: "r1", OutDir: "/tmp/out", Trial: spec.TrialPlan{ID: "main/clean/1", Cell: "main", Condition: "clean", Rep: 1, Seed: 42}}
@@ -50,6 +88,20 @@ func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
 	return r, nil
 }
 
+// finishInto is a FinishTrial that keeps what it was told in *got and the task queue it
+// ran on in *queue (either may be nil), and answers as verifyEcho does.
+func finishInto(got *VerifyInput, queue *string) func(context.Context, VerifyInput) (TrialResult, error) {
+	return func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		if got != nil {
+			*got = in
+		}
+		if queue != nil {
+			*queue = queueOf(ctx)
+		}
+		return verifyEcho(ctx, in)
+	}
+}
+
 func (s *trialSuite) TestCompletes() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}}, nil).Once()
 	var agentIn AgentInput
@@ -59,17 +111,10 @@ func (s *trialSuite) TestCompletes() {
 	}).Once()
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
 	var finish VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		finish = in
-		return verifyEcho(ctx, in)
-	}).Once()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&finish, nil)).Once()
 	// FinishTrial tore the trial down: no Teardown of its own.
 
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	s.True(s.env.IsWorkflowCompleted())
-	s.NoError(s.env.GetWorkflowError())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(trialIn())
 	s.Equal(OutcomeCompleted, r.Outcome)
 	s.Equal("http://127.0.0.1:1", agentIn.Hub.URL)
 	s.Equal(ws, agentIn.Workspace)
@@ -84,24 +129,8 @@ func (s *trialSuite) TestAbortSignalCancelsAgent() {
 	// The agent would run for an hour of workflow time; the abort comes after two minutes.
 	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
-	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		verified = in
-		return verifyEcho(ctx, in)
-	})
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
-	start := s.env.Now()
-
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	s.NoError(s.env.GetWorkflowError())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
-	s.Equal(OutcomeAborted, r.Outcome)
+	r := s.runAborted(trialIn())
 	s.Equal("40 calls: over the limit of 40", r.Reason)
-	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
-	s.Less(s.env.Now().Sub(start), time.Hour)
-	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
 }
 
 // Cancelling the trial workflow (its run was aborted) still verifies and tears down.
@@ -129,9 +158,7 @@ func (s *trialSuite) TestActivityFailsThenSucceeds() {
 	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
 	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(verifyEcho).Once()
 
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(trialIn())
 	s.Equal(OutcomeCompleted, r.Outcome)
 }
 
@@ -140,14 +167,9 @@ func (s *trialSuite) TestActivityFailsThenSucceeds() {
 func (s *trialSuite) TestHubNeverStarts() {
 	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, HubError: "no port"}, nil).Once()
 	var finish VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		finish = in
-		return verifyEcho(ctx, in)
-	}).Once()
+	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&finish, nil)).Once()
 
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(trialIn())
 	s.Equal(OutcomeFailed, r.Outcome)
 	s.Contains(r.Reason, "start hub")
 	s.Contains(r.Reason, "no port")
@@ -167,9 +189,7 @@ func (s *trialSuite) TestFinishFailsThenTeardown() {
 		return nil
 	}).Once()
 
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
+	r := s.run(trialIn())
 	s.Equal(OutcomeFailed, r.Outcome)
 	s.Contains(r.Reason, "disk full")
 	s.Equal(ws, teardown.Workspace)

@@ -43,34 +43,9 @@ func judgeAgree(opts *JudgeAgreeOptions) error {
 	for _, t := range r.Results {
 		claims[t.ID] = t.Claim
 	}
-	f, err := os.Open(opts.Form)
+	human, judged, err := pairLabels(opts, key, humanLabels, "claimed, not claimed, unsure", func(tid string) (string, string) { return claims[tid], "" })
 	if err != nil {
-		return badInput(err)
-	}
-	defer f.Close()
-	recs, err := readLabelForm(opts.Form, f)
-	if err != nil {
-		return badInput(err)
-	}
-	var human, judged []string
-	var problems []string
-	for _, rec := range recs {
-		label := strings.ToLower(strings.TrimSpace(rec.label))
-		h, ok := humanLabels[label]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: label %q is not one of claimed, not claimed, unsure", rec.where, rec.label))
-			continue
-		}
-		tid, ok := key.Items[rec.id]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: id %q is not in the form's key", rec.where, rec.id))
-			continue
-		}
-		human = append(human, h)
-		judged = append(judged, claims[tid])
-	}
-	if len(problems) > 0 {
-		return badInput(errors.New(strings.Join(problems, "\n")))
+		return err
 	}
 	cats := []string{report.ClaimSuccess, report.ClaimFailure, report.ClaimUnclear}
 	return measureAgreement(opts, human, judged, cats, fmt.Sprintf("judge vs person on %d messages (%s, %s)", len(human), opts.Agent, opts.Language), "judge",
@@ -115,6 +90,44 @@ func measureAgreement(opts *JudgeAgreeOptions, human, machine, cats []string, ti
 		fmt.Fprintf(opts.IO.Out, "\nregistered in %s\n", path)
 	}
 	return nil
+}
+
+// pairLabels reads the filled-in form opts.Form and pairs each record's label (one of
+// labels, which allowed names) with the machine's answer for its trial (answer's second
+// value says why there is none); every record's problem is told in one error.
+func pairLabels(opts *JudgeAgreeOptions, key judgeKey, labels map[string]string, allowed string, answer func(trial string) (string, string)) (human, machine []string, err error) {
+	f, err := os.Open(opts.Form)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	defer f.Close()
+	recs, err := readLabelForm(opts.Form, f)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	var problems []string
+	for _, rec := range recs {
+		h, ok := labels[strings.ToLower(strings.TrimSpace(rec.label))]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: label %q is not one of %s", rec.where, rec.label, allowed))
+			continue
+		}
+		tid, ok := key.Items[rec.id]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: id %q is not in the form's key", rec.where, rec.id))
+			continue
+		}
+		a, why := answer(tid)
+		if why != "" {
+			problems = append(problems, rec.where+": "+why)
+			continue
+		}
+		human, machine = append(human, h), append(machine, a)
+	}
+	if len(problems) > 0 {
+		return nil, nil, badInput(errors.New(strings.Join(problems, "\n")))
+	}
+	return human, machine, nil
 }
 
 // labelRecord is one labelled row of a filled-in form.

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
@@ -48,34 +44,17 @@ func reviewerSample(opts *JudgeSampleOptions) error {
 	if len(trials) == 0 {
 		return badInput(fmt.Errorf("%s has no case the reviewer was asked about (no trial's result.json has a review)", opts.Run))
 	}
-	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	rng.Shuffle(len(trials), func(i, j int) { trials[i], trials[j] = trials[j], trials[i] })
-	if opts.N > 0 && opts.N < len(trials) {
-		trials = trials[:opts.N]
-	}
-	abs, _ := filepath.Abs(opts.Run)
-	key := judgeKey{Run: abs, Items: map[string]string{}, Reviewer: by}
 	task := taskPrompt(r)
-	f, err := os.Create(opts.Out)
+	n, err := writeForm(opts, judgeKey{Reviewer: by}, trials, "c",
+		[]string{"id", "label (right / wrong / unsure: is the world the one the task asked for?)", "why the record cannot tell", "the case (JSON, as the reviewer read it)"},
+		func(t run.TrialResult) (string, []string, error) {
+			c, err := reviewCase(r, t, task)
+			return t.ID, []string{"", t.Review.Question, c}, err
+		})
 	if err != nil {
-		return badInput(err)
-	}
-	w := csv.NewWriter(f)
-	w.Write([]string{"id", "label (right / wrong / unsure: is the world the one the task asked for?)", "why the record cannot tell", "the case (JSON, as the reviewer read it)"})
-	for i, t := range trials {
-		c, err := reviewCase(r, t, task)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		fid := fmt.Sprintf("c%03d", i+1)
-		key.Items[fid] = t.ID
-		w.Write([]string{fid, "", t.Review.Question, c})
-	}
-	if err := closeForm(f, w, opts.Out, key); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "form: %s (%d cases of the reviewer %s)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, len(trials), by, opts.Out+".key.json")
+	fmt.Fprintf(opts.IO.Out, "form: %s (%d cases of the reviewer %s)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, n, by, opts.Out+".key.json")
 	return nil
 }
 
@@ -120,36 +99,15 @@ func reviewerAgree(opts *JudgeAgreeOptions, key judgeKey) error {
 			answers[t.ID] = t.Review.Verdict
 		}
 	}
-	f, err := os.Open(opts.Form)
-	if err != nil {
-		return badInput(err)
-	}
-	defer f.Close()
-	recs, err := readLabelForm(opts.Form, f)
-	if err != nil {
-		return badInput(err)
-	}
-	var human, machine, problems []string
-	for _, rec := range recs {
-		h, ok := reviewerLabels[strings.ToLower(strings.TrimSpace(rec.label))]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: label %q is not one of right, wrong, unsure", rec.where, rec.label))
-			continue
-		}
-		tid, ok := key.Items[rec.id]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: id %q is not in the form's key", rec.where, rec.id))
-			continue
-		}
+	human, machine, err := pairLabels(opts, key, reviewerLabels, "right, wrong, unsure", func(tid string) (string, string) {
 		a, ok := answers[tid]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: trial %s has no answer of the reviewer %s in %s", rec.where, tid, key.Reviewer, key.Run))
-			continue
+			return "", fmt.Sprintf("trial %s has no answer of the reviewer %s in %s", tid, key.Reviewer, key.Run)
 		}
-		human, machine = append(human, h), append(machine, a)
-	}
-	if len(problems) > 0 {
-		return badInput(errors.New(strings.Join(problems, "\n")))
+		return a, ""
+	})
+	if err != nil {
+		return err
 	}
 	cats := []string{reviewer.Right, reviewer.Wrong, reviewer.Unsure}
 	return measureAgreement(opts, human, machine, cats, fmt.Sprintf("reviewer %s vs person on %d cases", key.Reviewer, len(human)), "reviewer",

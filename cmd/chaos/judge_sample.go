@@ -33,30 +33,45 @@ func judgeSample(opts *JudgeSampleOptions) error {
 	if len(ids) == 0 {
 		return badInput(fmt.Errorf("%s has no closing messages to label", opts.Run))
 	}
-	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	if opts.N > 0 && opts.N < len(ids) {
-		ids = ids[:opts.N]
-	}
-	abs, _ := filepath.Abs(opts.Run)
-	key := judgeKey{Run: abs, Items: map[string]string{}}
-	f, err := os.Create(opts.Out)
+	n, err := writeForm(opts, judgeKey{}, ids, "m", []string{"id", "label (claimed / not claimed / unsure)", "closing message"},
+		func(id string) (string, []string, error) { return id, []string{"", msgs[id]}, nil })
 	if err != nil {
-		return badInput(err)
-	}
-	w := csv.NewWriter(f)
-	w.Write([]string{"id", "label (claimed / not claimed / unsure)", "closing message"})
-	for i, id := range ids {
-		// Opaque ids: a trial id names its condition, which would unblind the labeller.
-		fid := fmt.Sprintf("m%03d", i+1)
-		key.Items[fid] = id
-		w.Write([]string{fid, "", msgs[id]})
-	}
-	if err := closeForm(f, w, opts.Out, key); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "form: %s (%d closing messages)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, len(ids), opts.Out+".key.json")
+	fmt.Fprintf(opts.IO.Out, "form: %s (%d closing messages)\nkey:  %s (keep it; do not show it to the labeller)\n", opts.Out, n, opts.Out+".key.json")
 	return nil
+}
+
+// writeForm writes the labelling form opts.Out and its key: the header, then a row an
+// item, the items shuffled by opts.Seed and cut to opts.N (0: all), each row under an
+// opaque id, prefix and its place (m001: a trial id names its condition, which would
+// unblind the labeller), which the key maps back to the item's trial. row is an item's
+// trial and the cells of its row after the id. It returns how many rows it wrote.
+func writeForm[T any](opts *JudgeSampleOptions, key judgeKey, items []T, prefix string, header []string, row func(T) (trial string, cells []string, err error)) (int, error) {
+	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
+	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	if opts.N > 0 && opts.N < len(items) {
+		items = items[:opts.N]
+	}
+	key.Run, _ = filepath.Abs(opts.Run)
+	key.Items = map[string]string{}
+	f, err := os.Create(opts.Out)
+	if err != nil {
+		return 0, badInput(err)
+	}
+	w := csv.NewWriter(f)
+	w.Write(header)
+	for i, it := range items {
+		trial, cells, err := row(it)
+		if err != nil {
+			f.Close()
+			return 0, err
+		}
+		fid := fmt.Sprintf("%s%03d", prefix, i+1)
+		key.Items[fid] = trial
+		w.Write(append([]string{fid}, cells...))
+	}
+	return len(items), closeForm(f, w, opts.Out, key)
 }
 
 // closeForm finishes a labelling form: the CSV flushed and closed, then its key (which

@@ -105,6 +105,14 @@ type outcome struct {
 	state map[string]any
 }
 
+// firedAt is the four calls' outcomes when the armed fault touches only call at (its
+// outcome o): the others pass, as on clean.
+func firedAt(at int, o outcome) [4]outcome {
+	calls := [4]outcome{{okOrders, passed, "", initial}, {okAck, passed, "", urgent}, {okAck, passed, "", both}, {priorityIs("urgent"), passed, "", both}}
+	calls[at] = o
+	return calls
+}
+
 func fired(family, how string, performed bool) *record.Hit {
 	return &record.Hit{Fired: true, Family: family, How: how, Performed: performed}
 }
@@ -135,22 +143,12 @@ func TestFamilies(t *testing.T) {
 		},
 		{
 			id: "phantom_failure@update_ticket", what: "the first call to update_ticket: stored, answered as failed (a retry writes again)", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{writeFailed, fired("phantom_failure", "stored, answered as failed", true), ackText, urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			calls: firedAt(1, outcome{writeFailed, fired("phantom_failure", "stored, answered as failed", true), ackText, urgent}),
 			final: both, fired: 1,
 		},
 		{
 			id: "transient_error@read_orders", what: "the first call to read_orders: 503 once, then the tool works", possible: true,
-			calls: [4]outcome{
-				{unavailable, fired("transient_error", "failed with 503, not forwarded", false), "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			calls: firedAt(0, outcome{unavailable, fired("transient_error", "failed with 503, not forwarded", false), "", initial}),
 			final: both, fired: 1,
 		},
 		{
@@ -165,22 +163,12 @@ func TestFamilies(t *testing.T) {
 		},
 		{
 			id: "transient_error@get_ticket_field", what: "the first call to get_ticket_field: 503 once, then the tool works", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{unavailable, fired("transient_error", "failed with 503, not forwarded", false), "", both},
-			},
+			calls: firedAt(3, outcome{unavailable, fired("transient_error", "failed with 503, not forwarded", false), "", both}),
 			final: both, fired: 1,
 		},
 		{
 			id: "permanent_error@read_orders", what: "every call to read_orders: 503 every time", possible: false,
-			calls: [4]outcome{
-				{unavailable, fired("permanent_error", "failed with 503, not forwarded", false), "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			calls: firedAt(0, outcome{unavailable, fired("permanent_error", "failed with 503, not forwarded", false), "", initial}),
 			final: both, fired: 1,
 		},
 		{
@@ -195,12 +183,7 @@ func TestFamilies(t *testing.T) {
 		},
 		{
 			id: "permanent_error@get_ticket_field", what: "every call to get_ticket_field: 503 every time", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{unavailable, fired("permanent_error", "failed with 503, not forwarded", false), "", both},
-			},
+			calls: firedAt(3, outcome{unavailable, fired("permanent_error", "failed with 503, not forwarded", false), "", both}),
 			final: both, fired: 1,
 		},
 		{
@@ -215,111 +198,61 @@ func TestFamilies(t *testing.T) {
 		},
 		{
 			id: "truncated_reply@read_orders", what: "the first call to read_orders: the reply is cut off mid-structure", possible: true,
-			calls: [4]outcome{
-				// 62 of 147 bytes: the cut falls between 40% and 60%, where seed 7 puts it.
-				{ordersWith(`{"orders":[{"id":"A1","status":"open","amount":12.5,"currency"`), fired("truncated_reply", "reply cut off mid-structure", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			// 62 of 147 bytes: the cut falls between 40% and 60%, where seed 7 puts it.
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[{"id":"A1","status":"open","amount":12.5,"currency"`), fired("truncated_reply", "reply cut off mid-structure", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "truncated_reply@get_ticket_field", what: "the first call to get_ticket_field: the reply is cut off mid-structure", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				// 19 of 37 bytes.
-				{world.Reply{Text: `{"field":"priority"`, Status: 200}, fired("truncated_reply", "reply cut off mid-structure", true), `{"field":"priority","value":"urgent"}`, both},
-			},
+			// 19 of 37 bytes.
+			calls: firedAt(3, outcome{world.Reply{Text: `{"field":"priority"`, Status: 200}, fired("truncated_reply", "reply cut off mid-structure", true), `{"field":"priority","value":"urgent"}`, both}),
 			final: both, fired: 1,
 		},
 		{
 			id: "premature_read@read_orders", what: "the first call to read_orders: right shape, every field empty", possible: true,
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[],"date":""}`), fired("premature_read", "every field emptied", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[],"date":""}`), fired("premature_read", "every field emptied", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "premature_read@get_ticket_field", what: "the first call to get_ticket_field: right shape, every field empty", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{world.Reply{Text: `{"field":"","value":""}`, Status: 200}, fired("premature_read", "every field emptied", true), `{"field":"priority","value":"urgent"}`, both},
-			},
+			calls: firedAt(3, outcome{world.Reply{Text: `{"field":"","value":""}`, Status: 200}, fired("premature_read", "every field emptied", true), `{"field":"priority","value":"urgent"}`, both}),
 			final: both, fired: 1,
 		},
 		{
 			// The read-back of priority comes after a write to team: it is still answered
 			// with priority's value before priority was written.
 			id: "stale_read@get_ticket_field", what: "the first call to get_ticket_field after the first write: answered from before the last write", possible: true,
-			calls: [4]outcome{
-				{okOrders, passed, "", initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("normal"), fired("stale_read", "answered from before the last write", true), `{"field":"priority","value":"urgent"}`, both},
-			},
+			calls: firedAt(3, outcome{priorityIs("normal"), fired("stale_read", "answered from before the last write", true), `{"field":"priority","value":"urgent"}`, both}),
 			final: both, fired: 1,
 		},
 		{
 			id: "data_anomaly.cancelled_record@read_orders", possible: true,
-			what: "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change",
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A1-X","status":"cancelled","amount":12.5,"currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: cancelled_record", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			what:  "every call to read_orders: a cancelled copy of a record is added to the list; the result must not change",
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A1-X","status":"cancelled","amount":12.5,"currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: cancelled_record", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "data_anomaly.duplicate_record@read_orders", possible: true,
-			what: "every call to read_orders: one record arrives twice; it must be counted once",
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `,` + orderA1 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: duplicate_record", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			what:  "every call to read_orders: one record arrives twice; it must be counted once",
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `,` + orderA1 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: duplicate_record", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "data_anomaly.mixed_units@read_orders", possible: false,
-			what: "every call to read_orders: one record's unit is changed; it must not be added in without a word",
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A2","status":"open","amount":3,"currency":"EUR"}],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: mixed_units", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			what:  "every call to read_orders: one record's unit is changed; it must not be added in without a word",
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[` + orderA1 + `,{"id":"A2","status":"open","amount":3,"currency":"EUR"}],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: mixed_units", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "data_anomaly.missing_field@read_orders", possible: true,
-			what: "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)",
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[{"id":"A1","status":"open","currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: missing_field", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			what:  "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)",
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[{"id":"A1","status":"open","currency":"USD"},` + orderA2 + `],"date":"2026-11-02"}`), fired("data_anomaly", "data anomaly: missing_field", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{
 			id: "data_anomaly.stale_date@read_orders", possible: false,
-			what: "every call to read_orders: the data is three days old; it must not be presented as current",
-			calls: [4]outcome{
-				{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `],"date":"2026-10-30"}`), fired("data_anomaly", "data anomaly: stale_date", true), ordersText, initial},
-				{okAck, passed, "", urgent},
-				{okAck, passed, "", both},
-				{priorityIs("urgent"), passed, "", both},
-			},
+			what:  "every call to read_orders: the data is three days old; it must not be presented as current",
+			calls: firedAt(0, outcome{ordersWith(`{"orders":[` + orderA1 + `,` + orderA2 + `],"date":"2026-10-30"}`), fired("data_anomaly", "data anomaly: stale_date", true), ordersText, initial}),
 			final: both, fired: 1,
 		},
 		{

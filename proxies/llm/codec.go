@@ -61,6 +61,15 @@ type modelRequest struct {
 	PreviousResponse string
 }
 
+// see takes the conversation's next message (or item), a tool result or not: a run of
+// results is one group, and the conversation ends with a result when its last is one.
+func (r *modelRequest) see(result bool) {
+	if result && !r.EndsWithToolResult {
+		r.ResultGroups++
+	}
+	r.EndsWithToolResult = result
+}
+
 // The model API endpoints, matched at the end of the path so that a base URL with a
 // prefix (https://gateway/openai/v1) works too.
 var modelAPIs = []struct {
@@ -449,15 +458,9 @@ func (chatAPI) encode(resp *jsonObject, m faults.ModelMessage) error {
 func (chatAPI) readRequest(req *jsonObject) modelRequest {
 	r := modelRequest{Model: req.str("model"), Stream: req.get("stream") == true}
 	r.IncludeUsage = req.obj("stream_options").get("include_usage") == true
-	inResults := false
 	for _, msg := range objects(req.arr("messages")) {
 		role := msg.str("role")
-		result := role == "tool" || role == "function"
-		if result && !inResults {
-			r.ResultGroups++
-		}
-		inResults = result
-		r.EndsWithToolResult = result
+		r.see(role == "tool" || role == "function")
 		if role == "assistant" {
 			for _, tc := range objects(msg.arr("tool_calls")) {
 				fn := tc.obj("function")
@@ -618,15 +621,9 @@ func (responsesAPI) encode(resp *jsonObject, m faults.ModelMessage) error {
 
 func (responsesAPI) readRequest(req *jsonObject) modelRequest {
 	r := modelRequest{Model: req.str("model"), Stream: req.get("stream") == true, PreviousResponse: req.str("previous_response_id")}
-	inResults := false
 	for _, item := range objects(req.arr("input")) {
 		typ := item.str("type")
-		result := strings.HasSuffix(typ, "_call_output")
-		if result && !inResults {
-			r.ResultGroups++
-		}
-		inResults = result
-		r.EndsWithToolResult = result
+		r.see(strings.HasSuffix(typ, "_call_output"))
 		if typ == "function_call" {
 			r.Calls = append(r.Calls, faults.ToolCall{ID: item.str("call_id"), Name: item.str("name"), Arguments: item.str("arguments")})
 		}
@@ -773,7 +770,6 @@ func (messagesAPI) encode(resp *jsonObject, m faults.ModelMessage) error {
 
 func (messagesAPI) readRequest(req *jsonObject) modelRequest {
 	r := modelRequest{Model: req.str("model"), Stream: req.get("stream") == true}
-	inResults := false
 	for _, msg := range objects(req.arr("messages")) {
 		result := false
 		for _, b := range objects(msg.arr("content")) {
@@ -788,11 +784,7 @@ func (messagesAPI) readRequest(req *jsonObject) modelRequest {
 				r.Calls = append(r.Calls, faults.ToolCall{ID: b.str("id"), Name: b.str("name"), Arguments: string(encodeJSON(input))})
 			}
 		}
-		if result && !inResults {
-			r.ResultGroups++
-		}
-		inResults = result
-		r.EndsWithToolResult = result
+		r.see(result)
 	}
 	return r
 }

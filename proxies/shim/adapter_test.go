@@ -130,25 +130,12 @@ func BenchmarkAdapterCall(b *testing.B) {
 			b.Fatalf("%+v %v", rep, err)
 		}
 	}
-	var dKept, dEach int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now().UnixNano()
-		ask(kept)
-		t1 := time.Now().UnixNano()
+	InTurn(b, "per-trial", func() { ask(kept) }, "per-call", func() {
 		p, err := startAdapter(argv, dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		ask(p)
 		p.kill()
-		t2 := time.Now().UnixNano()
-		dKept += t1 - t0
-		dEach += t2 - t1
-	}
-	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(dKept)/n/1e6, "per-trial-ms/call")
-	b.ReportMetric(float64(dEach)/n/1e6, "per-call-ms/call")
-	b.ReportMetric(float64(dEach)/float64(dKept), "per-call/per-trial")
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/hub"
@@ -300,21 +299,6 @@ func BenchmarkShimCall(b *testing.B) {
 			b.Fatalf("%s %v: %v %q", prog, args, err, out)
 		}
 	}
-	var dDirect, dShim int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now().UnixNano()
-		run(python, direct, "R-100")
-		t1 := time.Now().UnixNano()
-		run(launcher, "scripts/get.py", "R-100")
-		t2 := time.Now().UnixNano()
-		dDirect += t1 - t0
-		dShim += t2 - t1
-	}
-	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(dDirect)/n/1e6, "direct-ms/call")
-	b.ReportMetric(float64(dShim)/n/1e6, "shim-ms/call")
-	b.ReportMetric(float64(dShim-dDirect)/n/1e6, "shim-minus-direct-ms/call")
-	b.ReportMetric(float64(dShim)/float64(dDirect), "shim/direct")
+	directMs, shimMs := shim.InTurn(b, "direct", func() { run(python, direct, "R-100") }, "shim", func() { run(launcher, "scripts/get.py", "R-100") })
+	b.ReportMetric(shimMs-directMs, "shim-minus-direct-ms/call")
 }

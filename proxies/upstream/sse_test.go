@@ -86,17 +86,8 @@ func TestUpstreamOverSSE(t *testing.T) {
 	t.Run("server gone during the trial", func(t *testing.T) {
 		n := startNotesOver(t, true)
 		h, _, path := sseHub(t, n, "clean")
-		call(t, h, "save_note", `{"title":"a","body":"x"}`)
-		n.srv.CloseClientConnections()
-		n.srv.Close()
-		text, _, isErr := call(t, h, "save_note", `{"title":"b","body":"y"}`)
-		if !isErr || !strings.Contains(text, "not available") {
-			t.Errorf("reply %q %v, want the server named as not available", text, isErr)
-		}
-		h.Close("done")
-		why := upstream.UpstreamFailure(walltest.ReadRecord(t, path))
-		if !strings.Contains(why, `server "notes"`) || !strings.Contains(why, "over SSE") || strings.Contains(why, "sekrit") {
-			t.Errorf("UpstreamFailure = %q, want the server named and no secret", why)
+		if why := goneMidTrial(t, h, n, path); !strings.Contains(why, "over SSE") {
+			t.Errorf("UpstreamFailure = %q, want the transport named (over SSE)", why)
 		}
 	})
 }

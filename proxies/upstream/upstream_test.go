@@ -338,8 +338,15 @@ func TestUpstreamFaults(t *testing.T) {
 func TestUpstreamServerGone(t *testing.T) {
 	n := startNotes(t)
 	h, _, path := upstreamHub(t, n, "clean")
+	goneMidTrial(t, h, n, path)
+}
+
+// goneMidTrial has the server n go away between two calls of the trial h records to path:
+// the second call's reply names the server as not available, and the record's upstream
+// failure names it with no secret in it. It returns that failure.
+func goneMidTrial(t *testing.T, h *hub.Hub, n *notesServer, path string) string {
+	t.Helper()
 	call(t, h, "save_note", `{"title":"a","body":"x"}`)
-	// The server goes away mid-trial.
 	n.srv.CloseClientConnections()
 	n.srv.Close()
 	text, _, isErr := call(t, h, "save_note", `{"title":"b","body":"y"}`)
@@ -351,6 +358,7 @@ func TestUpstreamServerGone(t *testing.T) {
 	if !strings.Contains(why, `server "notes"`) || strings.Contains(why, "sekrit") {
 		t.Errorf("UpstreamFailure = %q, want the server named and no secret", why)
 	}
+	return why
 }
 
 func TestUpstreamRefusesWithReasons(t *testing.T) {

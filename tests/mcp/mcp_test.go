@@ -4,15 +4,11 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
@@ -74,32 +70,6 @@ func TestSkillList(t *testing.T) {
 	}
 }
 
-// call calls a tool and decodes its structured result into out; it returns the text of
-// an error result instead (and "" when the call succeeded).
-func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, out any) string {
-	t.Helper()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	if res.IsError {
-		var text []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				text = append(text, tc.Text)
-			}
-		}
-		return strings.Join(text, "\n")
-	}
-	if out != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, b)
-		}
-	}
-	return ""
-}
-
 // TestMCPServer: the official MCP Go SDK client starts chaos mcp over stdio and lists the
 // skills and specs, plans a run (its plan, cost line and confirmation), is refused a start
 // without the confirmation (none, a made-up one), starts it with the confirmation (which
@@ -109,14 +79,7 @@ func TestMCPServer(t *testing.T) {
 	env, project := machine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.Command(chaosBin, "mcp", "--dir", project)
-	cmd.Env = env
-	client := mcp.NewClient(&mcp.Implementation{Name: "chaos-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := testkit.MCPClient(t, ctx, "chaos-test", chaosBin, env, "mcp", "--dir", project)
 
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -137,7 +100,7 @@ func TestMCPServer(t *testing.T) {
 			Headers       map[string]string
 		}
 	}
-	if msg := call(t, ctx, cs, "list_skills", nil, &found); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "list_skills", nil, &found); msg != "" {
 		t.Fatal(msg)
 	}
 	if len(found.Skills) != 2 || len(found.Servers) != 2 || found.Servers[0].Command != "npx" || found.Servers[1].Headers["Authorization"] != "${TICKETS_AUTHORIZATION}" {
@@ -145,7 +108,7 @@ func TestMCPServer(t *testing.T) {
 	}
 
 	var specs struct{ Specs []struct{ Path, Name string } }
-	if msg := call(t, ctx, cs, "list_specs", nil, &specs); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "list_specs", nil, &specs); msg != "" {
 		t.Fatal(msg)
 	}
 	if len(specs.Specs) != 1 || specs.Specs[0].Name != "support-ticket" {
@@ -157,7 +120,7 @@ func TestMCPServer(t *testing.T) {
 		EstimatedCost string `json:"estimated_cost"`
 		Confirmation  string
 	}
-	if msg := call(t, ctx, cs, "plan_run", map[string]any{"spec": "specs/support-ticket.yaml"}, &plan); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "plan_run", map[string]any{"spec": "specs/support-ticket.yaml"}, &plan); msg != "" {
 		t.Fatal(msg)
 	}
 	if !strings.Contains(plan.Plan, "4 trials") || plan.Confirmation == "" || !strings.HasPrefix(plan.EstimatedCost, "estimated cost: unknown") {
@@ -165,7 +128,7 @@ func TestMCPServer(t *testing.T) {
 	}
 
 	for _, bad := range []map[string]any{{}, {"confirmation": "0123456789abcdef0123456789abcdef"}} {
-		if msg := call(t, ctx, cs, "start_run", bad, nil); !strings.Contains(msg, "refused: start_run needs the confirmation plan_run returned") {
+		if msg := testkit.CallTool(t, ctx, cs, "start_run", bad, nil); !strings.Contains(msg, "refused: start_run needs the confirmation plan_run returned") {
 			t.Errorf("start_run %v: %q, want a refusal", bad, msg)
 		}
 	}
@@ -174,10 +137,10 @@ func TestMCPServer(t *testing.T) {
 	}
 
 	var started struct{ Run, Folder string }
-	if msg := call(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, &started); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, &started); msg != "" {
 		t.Fatal(msg)
 	}
-	if msg := call(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, nil); !strings.Contains(msg, "refused") {
+	if msg := testkit.CallTool(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, nil); !strings.Contains(msg, "refused") {
 		t.Errorf("a confirmation started a second run: %q", msg)
 	}
 
@@ -188,7 +151,7 @@ func TestMCPServer(t *testing.T) {
 	}
 	sawRunning := false
 	for {
-		if msg := call(t, ctx, cs, "run_status", map[string]any{"run": started.Run}, &st); msg != "" {
+		if msg := testkit.CallTool(t, ctx, cs, "run_status", map[string]any{"run": started.Run}, &st); msg != "" {
 			t.Fatal(msg)
 		}
 		if st.State != "running" {
@@ -197,7 +160,7 @@ func TestMCPServer(t *testing.T) {
 		sawRunning = true
 		// Results are refused while the run runs; one that ended in between has results,
 		// and the status then says so.
-		if msg := call(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, nil); msg == "" {
+		if msg := testkit.CallTool(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, nil); msg == "" {
 			continue
 		} else if !strings.Contains(msg, "still running") {
 			t.Errorf("run_results of a running run: %q", msg)
@@ -217,7 +180,7 @@ func TestMCPServer(t *testing.T) {
 		ByVerdict map[string]int `json:"by_verdict"`
 		Summary   string
 	}
-	if msg := call(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, &res); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, &res); msg != "" {
 		t.Fatal(msg)
 	}
 	if res.Trials != 4 || res.ByVerdict["silent_wrong"] < 1 || !strings.Contains(res.Summary, "phantom_success@update_ticket") {

@@ -2,15 +2,12 @@ package model
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestClaudeCodeOperator runs Claude Code (tests/js, offline against the stand-in model)
@@ -21,41 +18,12 @@ import (
 // R-102 and reads it back. The trial is correct, judged on the resumed run's closing
 // message; the drop fired before the operator's row and never after it.
 func TestClaudeCodeOperator(t *testing.T) {
-	claude := filepath.Join(jsDir, "node_modules", ".bin", "claude")
-	if _, err := os.Stat(claude); err != nil {
-		t.Fatalf("claude is not installed in tests/js (npm ci --prefix tests/js): %v", err)
-	}
-	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "claude-code-portal-operator.script.yaml"))
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "portal")
-	if out, err := exec.Command("cp", "-R", filepath.Join(repoRoot, "examples", "portal"), proj).CombinedOutput(); err != nil {
-		t.Fatalf("copy the example: %v: %s", err, out)
-	}
-	home := filepath.Join(dir, "home")
-	os.MkdirAll(home, 0o755)
-	b, err := os.ReadFile(filepath.Join(proj, "operator.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(b), "  command: sh agents/asking.sh  # PATH starts with the shim ({shim_path})\n  timeout: 3m",
-		"  command: "+claude+" -p {task} --allowedTools Bash --output-format json\n  profile: claude-code\n  timeout: 10m\n"+
-			"  env: {HOME: "+home+", ANTHROPIC_BASE_URL: '"+standin+"', ANTHROPIC_API_KEY: sk-ant-standin, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1'}", 1)
-	text2 := strings.Replace(text, "resume: sh agents/asking.sh --resume {session_id} {operator_message}",
-		"resume: "+claude+" -p {operator_message} --resume {session_id} --allowedTools Bash --output-format json", 1)
-	if text == string(b) || text2 == text {
-		t.Fatal("the example's agent or resume command did not change")
-	}
-	spec := filepath.Join(proj, "operator-claude-code.yaml")
-	if err := os.WriteFile(spec, []byte(text2), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	canary := filepath.Join(dir, "canary")
-	out := filepath.Join(dir, "run")
-	r := runChaos(t, testEnv(t, "PORTAL_CANARY="+canary), runTimeout, "run", spec, "--only", "session_drop@book_shipment",
-		"--data-dir", filepath.Join(dir, "data"), "--out", out)
-	r.MustSucceed(t, "chaos run")
-	var rs []run.TrialResult
-	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
+	p := newClaudePortal(t, "claude-code-portal-operator.script.yaml")
+	spec := p.spec(t, "operator.yaml", "operator-claude-code.yaml",
+		"  command: sh agents/asking.sh  # PATH starts with the shim ({shim_path})\n  timeout: 3m", p.agent("10m"),
+		"resume: sh agents/asking.sh --resume {session_id} {operator_message}",
+		"resume: "+p.claude+" -p {operator_message} --resume {session_id} --allowedTools Bash --output-format json")
+	rs := p.run(t, spec, "--only", "session_drop@book_shipment")
 	if len(rs) != 1 {
 		t.Fatalf("%d trials, want 1", len(rs))
 	}
@@ -110,7 +78,5 @@ func TestClaudeCodeOperator(t *testing.T) {
 	if login < 0 || firedBefore == 0 || r102After != 1 {
 		t.Errorf("the record: operator row at %d, %d dropped calls before it, %d bookings of R-102 after it; want a row, some, 1", login, firedBefore, r102After)
 	}
-	if b, err := os.ReadFile(canary); err == nil {
-		t.Errorf("a real portal script ran:\n%s", b)
-	}
+	p.noRealScript(t)
 }

@@ -1,15 +1,10 @@
 package model
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // TestClaudeCodeShim runs Claude Code (tests/js, offline against the stand-in model) on
@@ -18,39 +13,10 @@ import (
 // (it reads back, sees the booking missing, books again); every script call went through
 // the shim, and the real scripts never ran (their canary).
 func TestClaudeCodeShim(t *testing.T) {
-	claude := filepath.Join(jsDir, "node_modules", ".bin", "claude")
-	if _, err := os.Stat(claude); err != nil {
-		t.Fatalf("claude is not installed in tests/js (npm ci --prefix tests/js): %v", err)
-	}
-	standin := startStandin(t, filepath.Join(repoRoot, "tests", "model", "testdata", "claude-code-portal.script.yaml"))
-	dir := t.TempDir()
-	proj := filepath.Join(dir, "portal")
-	if out, err := exec.Command("cp", "-R", filepath.Join(repoRoot, "examples", "portal"), proj).CombinedOutput(); err != nil {
-		t.Fatalf("copy the example: %v: %s", err, out)
-	}
-	home := filepath.Join(dir, "home")
-	os.MkdirAll(home, 0o755)
-	b, err := os.ReadFile(filepath.Join(proj, "portal.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(b), "  command: sh agents/verifying.sh  # PATH starts with the shim ({shim_path})\n  timeout: 2m",
-		"  command: "+claude+" -p {task} --allowedTools Bash --output-format json\n  profile: claude-code\n  timeout: 5m\n"+
-			"  env: {HOME: "+home+", ANTHROPIC_BASE_URL: '"+standin+"', ANTHROPIC_API_KEY: sk-ant-standin, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1'}", 1)
-	if text == string(b) {
-		t.Fatal("the example's agent did not change")
-	}
-	spec := filepath.Join(proj, "portal-claude-code.yaml")
-	if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	canary := filepath.Join(dir, "canary")
-	out := filepath.Join(dir, "run")
-	r := runChaos(t, testEnv(t, "PORTAL_CANARY="+canary), runTimeout, "run", spec, "--only", "clean,phantom_success@book_shipment",
-		"--concurrency", "2", "--data-dir", filepath.Join(dir, "data"), "--out", out)
-	r.MustSucceed(t, "chaos run")
-	var rs []run.TrialResult
-	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
+	p := newClaudePortal(t, "claude-code-portal.script.yaml")
+	spec := p.spec(t, "portal.yaml", "portal-claude-code.yaml",
+		"  command: sh agents/verifying.sh  # PATH starts with the shim ({shim_path})\n  timeout: 2m", p.agent("5m"))
+	rs := p.run(t, spec, "--only", "clean,phantom_success@book_shipment", "--concurrency", "2")
 	if len(rs) != 2 {
 		t.Fatalf("%d trials, want 2", len(rs))
 	}
@@ -80,7 +46,5 @@ func TestClaudeCodeShim(t *testing.T) {
 			t.Errorf("%s: %d bookings, %d fired; want %d bookings and the fault fired once when armed", res.Condition, books, fired, want)
 		}
 	}
-	if b, err := os.ReadFile(canary); err == nil {
-		t.Errorf("a real portal script ran:\n%s", b)
-	}
+	p.noRealScript(t)
 }

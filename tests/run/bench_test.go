@@ -72,16 +72,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 	})
 	for _, concurrency := range []int{1, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
-			out := filepath.Join(b.TempDir(), "out")
-			b.ResetTimer()
-			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
-				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
-			b.StopTimer()
-			// The agent calls nothing, so no trial is scored (it never met the wall):
-			// chaos run says so with exit 4, which is the run completing as it should.
-			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
-				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-			}
+			runNoOpTrials(b, env, specPath, srv.Addr, data, concurrency)
 			perTrial := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 
 			baseline := float64(plainLoop(b, b.N, 1, "true").Nanoseconds()) / float64(b.N)
@@ -108,22 +99,29 @@ func BenchmarkTrialsPerSecond(b *testing.B) {
 	w.WaitStdout(b, workerLine, testkit.StartTimeout)
 	for _, concurrency := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
-			out := filepath.Join(b.TempDir(), "out")
-			b.ResetTimer()
-			r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
-				"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
-			b.StopTimer()
-			// The agent (true) never meets the wall: no trial is scored, so the run ends
-			// with exit 4, as it should.
-			if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
-				b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-			}
+			runNoOpTrials(b, env, specPath, srv.Addr, data, concurrency)
 			perSec := float64(b.N) / b.Elapsed().Seconds()
 			base := float64(b.N) / plainLoop(b, b.N, concurrency, "true").Seconds()
 			b.ReportMetric(perSec, "trials/s")
 			b.ReportMetric(base, "baseline-trials/s")
 			b.ReportMetric(base/perSec, "x-slower-than-baseline")
 		})
+	}
+}
+
+// runNoOpTrials runs b.N clean trials of the no-op agent at concurrency on the server at
+// addr, the benchmark's timer running for the run only.
+func runNoOpTrials(b *testing.B, env []string, specPath, addr, data string, concurrency int) {
+	b.Helper()
+	out := filepath.Join(b.TempDir(), "out")
+	b.ResetTimer()
+	r := runChaos(b, env, time.Duration(b.N)*time.Minute, "run", specPath, "--temporal", addr, "--data-dir", data,
+		"--out", out, "--only", "clean", "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
+	b.StopTimer()
+	// The agent (true) calls nothing, so no trial is scored (it never met the wall):
+	// chaos run says so with exit 4, which is the run completing as it should.
+	if r.Code != 4 || !strings.Contains(r.Stdout, "wall_not_reached") {
+		b.Fatalf("chaos run: exit code %d, want 4 (no trial scored: wall_not_reached)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 

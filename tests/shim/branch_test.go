@@ -21,30 +21,15 @@ const phantom = "phantom_success@book_shipment"
 // condition.
 func runBranch(t testing.TB, dir string, env []string, agent string, branch bool) (string, map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "run")
-	args := []string{"run", filepath.Join(dir, "portal.yaml"), "--out", out, "--concurrency", "4", "--only", "clean," + phantom}
+	flags := []string{"--only", "clean," + phantom}
 	if branch {
-		args = append(args, "--branch")
+		flags = append(flags, "--branch")
 	}
-	res := testkit.Run(t, bin, env, hang, append(args, "--", agent)...)
-	if res.Code != 0 && res.Code != 1 {
-		t.Fatalf("chaos run: exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
-	}
-	var rs []run.TrialResult
-	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
-	byCond, logs := map[string]run.TrialResult{}, map[string]*record.Log{}
-	for _, r := range rs {
-		byCond[r.Condition] = r
-		l, err := record.ReadFile(filepath.Join(r.Dir, "record.jsonl"))
-		if err != nil {
-			t.Fatalf("%s: %v", r.ID, err)
-		}
-		logs[r.Condition] = l
-	}
+	stdout, byCond, logs := chaosRun(t, env, 1, byCondition, filepath.Join(dir, "portal.yaml"), append(flags, "--", agent)...)
 	if len(byCond) != 2 {
 		t.Fatalf("ran %d trials, want clean and %s", len(byCond), phantom)
 	}
-	return res.Stdout, byCond, logs
+	return stdout, byCond, logs
 }
 
 // bookings are the record's calls of book_shipment for the order.

@@ -13,33 +13,17 @@ import (
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
-// runSpec runs the spec file in dir (the agent after -- when given) with the conditions
+// runSpecIn runs the spec file in dir (the agent after -- when given) with the conditions
 // only, and returns the trials' results by cell and condition ("main/clean") and their
 // records.
 func runSpecIn(t *testing.T, dir, file string, env []string, agent string, only ...string) (map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "run")
-	args := []string{"run", filepath.Join(dir, file), "--out", out, "--concurrency", "4", "--only", strings.Join(only, ",")}
+	flags := []string{"--only", strings.Join(only, ",")}
 	if agent != "" {
-		args = append(args, "--", agent)
+		flags = append(flags, "--", agent)
 	}
-	res := testkit.Run(t, bin, env, hang, args...)
-	if res.Code != 0 && res.Code != 1 { // 1: a silent wrong was found
-		t.Fatalf("chaos run: exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
-	}
-	var rs []run.TrialResult
-	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
-	byKey, logs := map[string]run.TrialResult{}, map[string]*record.Log{}
-	for _, r := range rs {
-		k := r.Cell + "/" + r.Condition
-		byKey[k] = r
-		l, err := record.ReadFile(filepath.Join(r.Dir, "record.jsonl"))
-		if err != nil {
-			t.Fatalf("%s: %v", r.ID, err)
-		}
-		logs[k] = l
-	}
-	return byKey, logs
+	_, rs, logs := chaosRun(t, env, 1, func(r run.TrialResult) string { return r.Cell + "/" + r.Condition }, filepath.Join(dir, file), flags...) // 1: a silent wrong was found
+	return rs, logs
 }
 
 // operatorRows are the record's operator turns, with their places among the rows.

@@ -61,30 +61,42 @@ func runSpec(t *testing.T, specPath string, env []string, agent string, only ...
 // runSpecExit is runSpec where chaos run may exit 0 or also.
 func runSpecExit(t *testing.T, specPath string, env []string, agent string, also int, only ...string) (map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "run")
-	args := []string{"run", specPath, "--out", out, "--concurrency", "4"}
+	var flags []string
 	if len(only) > 0 {
-		args = append(args, "--only", strings.Join(only, ","))
+		flags = append(flags, "--only", strings.Join(only, ","))
 	}
-	res := testkit.Run(t, bin, env, hang, append(args, "--", agent)...)
+	_, byCond, logs := chaosRun(t, env, also, byCondition, specPath, append(flags, "--", agent)...)
+	if len(only) > 0 && len(byCond) != len(only) {
+		t.Fatalf("ran %d conditions, want %v", len(byCond), only)
+	}
+	return byCond, logs
+}
+
+func byCondition(r run.TrialResult) string { return r.Condition }
+
+// chaosRun runs `chaos run specPath --out OUT --concurrency 4 flags...` in env, which must
+// exit 0 or also, and returns its stdout and the trials' results and records by key.
+func chaosRun(t testing.TB, env []string, also int, key func(run.TrialResult) string, specPath string, flags ...string) (string, map[string]run.TrialResult, map[string]*record.Log) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", specPath, "--out", out, "--concurrency", "4"}, flags...)
+	res := testkit.Run(t, bin, env, hang, args...)
 	if res.Code != 0 && res.Code != also {
 		t.Fatalf("chaos run: exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	var rs []run.TrialResult
 	testkit.ReadJSON(t, filepath.Join(out, "verdicts.json"), &rs)
-	byCond, logs := map[string]run.TrialResult{}, map[string]*record.Log{}
+	byKey, logs := map[string]run.TrialResult{}, map[string]*record.Log{}
 	for _, r := range rs {
-		byCond[r.Condition] = r
+		k := key(r)
+		byKey[k] = r
 		l, err := record.ReadFile(filepath.Join(r.Dir, "record.jsonl"))
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
-		logs[r.Condition] = l
+		logs[k] = l
 	}
-	if len(only) > 0 && len(byCond) != len(only) {
-		t.Fatalf("ran %d conditions, want %v", len(byCond), only)
-	}
-	return byCond, logs
+	return res.Stdout, byKey, logs
 }
 
 // checkUnits checks a trial's verdicts per unit (R-101, R-102) and that the trial's is

@@ -2,45 +2,15 @@ package skill
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/crashwall/chaos/tests/testkit"
 )
-
-// callTool calls a tool of chaos mcp: its error text when the tool refused, else "" with
-// its structured result decoded into out.
-func callTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, out any) string {
-	t.Helper()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	if res.IsError {
-		var text []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				text = append(text, tc.Text)
-			}
-		}
-		return "error: " + strings.Join(text, "\n")
-	}
-	if out != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, b)
-		}
-	}
-	return ""
-}
 
 // TestSkillTestOverMCP: the official MCP Go SDK client drives chaos mcp over stdio to test
 // the skill "todo" (Claude Code from npm, offline against the stand-in playing the blind
@@ -56,25 +26,21 @@ func TestSkillTestOverMCP(t *testing.T) {
 	env = append(slices.Clone(env), "ANTHROPIC_BASE_URL="+url, "PATH="+filepath.Join(testkit.JSDir(), "node_modules", ".bin")+":"+os.Getenv("PATH"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
 	defer cancel()
-	cmd := exec.Command(chaosBin, "mcp", "--dir", project)
-	cmd.Env = env
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "chaos-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := testkit.MCPClient(t, ctx, "chaos-test", chaosBin, env, "mcp", "--dir", project)
 
-	var found struct{ Skills []struct{ Name, Scope string } }
-	if msg := callTool(t, ctx, cs, "list_skills", nil, &found); msg != "" || len(found.Skills) != 1 || found.Skills[0].Name != "todo" {
+	var found struct {
+		Skills []struct{ Name, Scope string }
+	}
+	if msg := testkit.CallTool(t, ctx, cs, "list_skills", nil, &found); msg != "" || len(found.Skills) != 1 || found.Skills[0].Name != "todo" {
 		t.Fatalf("list_skills: %s %+v", msg, found)
 	}
 	args := map[string]any{"skill": "todo", "prompt": "Mark the first item of todo.txt as done.", "with": []string{"todo.txt"}}
 	folder := filepath.Join(project, "chaos-skill-tests")
-	if msg := callTool(t, ctx, cs, "plan_skill_test", args, nil); !strings.Contains(msg, "refused: planning a skill test runs the skill once, clean, against its real MCP servers") {
+	if msg := testkit.CallTool(t, ctx, cs, "plan_skill_test", args, nil); !strings.Contains(msg, "refused: planning a skill test runs the skill once, clean, against its real MCP servers") {
 		t.Errorf("plan_skill_test without allow_real_calls: %q, want a refusal", msg)
 	}
 	outside := map[string]any{"skill": "todo", "prompt": "x", "with": []string{"../home/.claude.json"}, "allow_real_calls": true}
-	if msg := callTool(t, ctx, cs, "plan_skill_test", outside, nil); !strings.Contains(msg, "is outside the project") {
+	if msg := testkit.CallTool(t, ctx, cs, "plan_skill_test", outside, nil); !strings.Contains(msg, "is outside the project") {
 		t.Errorf("plan_skill_test with an input outside the project: %q, want a refusal", msg)
 	}
 	if _, err := os.Stat(folder); err == nil {
@@ -88,7 +54,7 @@ func TestSkillTestOverMCP(t *testing.T) {
 		Confirmation  string
 		Command       string
 	}
-	if msg := callTool(t, ctx, cs, "plan_skill_test", args, &plan); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "plan_skill_test", args, &plan); msg != "" {
 		t.Fatal(msg)
 	}
 	if got := planned(plan.Plan); len(got) != 8 || !slices.Contains(got, "phantom_success@write_file") {
@@ -102,12 +68,12 @@ func TestSkillTestOverMCP(t *testing.T) {
 	}
 
 	for _, bad := range []map[string]any{{}, {"confirmation": "0123456789abcdef0123456789abcdef"}} {
-		if msg := callTool(t, ctx, cs, "start_run", bad, nil); !strings.Contains(msg, "refused: start_run needs the confirmation") {
+		if msg := testkit.CallTool(t, ctx, cs, "start_run", bad, nil); !strings.Contains(msg, "refused: start_run needs the confirmation") {
 			t.Errorf("start_run %v: %q, want a refusal", bad, msg)
 		}
 	}
 	var started struct{ Run, Folder string }
-	if msg := callTool(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, &started); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "start_run", map[string]any{"confirmation": plan.Confirmation}, &started); msg != "" {
 		t.Fatal(msg)
 	}
 	if filepath.Dir(started.Folder) != filepath.Join(folder, "todo", "runs") {
@@ -119,7 +85,7 @@ func TestSkillTestOverMCP(t *testing.T) {
 		Output   string
 	}
 	for {
-		if msg := callTool(t, ctx, cs, "run_status", map[string]any{"run": started.Run}, &st); msg != "" {
+		if msg := testkit.CallTool(t, ctx, cs, "run_status", map[string]any{"run": started.Run}, &st); msg != "" {
 			t.Fatal(msg)
 		}
 		if st.State != "running" {
@@ -139,7 +105,7 @@ func TestSkillTestOverMCP(t *testing.T) {
 		ByVerdict map[string]int `json:"by_verdict"`
 		Folder    string
 	}
-	if msg := callTool(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, &res); msg != "" {
+	if msg := testkit.CallTool(t, ctx, cs, "run_results", map[string]any{"run": started.Run}, &res); msg != "" {
 		t.Fatal(msg)
 	}
 	if res.Trials != 8 || res.ByVerdict["silent_wrong"] < 1 {

@@ -2,9 +2,10 @@
 // upstream, store) need alike to run the chaos binary as a user would: a TestMain that
 // builds it once (tests/chaosbin), the environment of the processes a test starts, the
 // processes themselves (start, wait for an exit or a line on stdout, signal, stop), a
-// finished command's output, `chaos server`, polling, a Temporal client, node for the
-// JavaScript clients and servers, reading a JSON file, and for tests of the wall (here and
-// in cmd/) the example spec's clean hub, a port in use and a child spoken to over pipes.
+// finished command's output, `chaos server`, polling, a Temporal client, an MCP client
+// over stdio, node for the JavaScript clients and servers, reading a JSON file, and for
+// tests of the wall (here and in cmd/) the example spec's clean hub, a port in use and a
+// child spoken to over pipes.
 // Every helper fails the test it is given, with the process's stdout and stderr where it
 // has them; none skips. It is imported by _test.go files only.
 package testkit

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crashwall/chaos/tests/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,15 +45,8 @@ func TestManualMode(t *testing.T) {
 	}
 
 	// The agent starts the entry's command, as a desktop app would.
-	cmd := exec.Command(chaosBin, e.Args...)
-	cmd.Env = env
-	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-app", Version: "1"}, nil)
 	ctx := context.Background()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := testkit.MCPClient(t, ctx, "desktop-app", chaosBin, env, e.Args...)
 	call := func(tool string, args any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})

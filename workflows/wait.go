@@ -1,0 +1,29 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// waitAgentOrAbort waits for whichever comes first: the agent's activity ends (its result
+// decoded into out, agentDone set), an abort signal (its reason; "aborted" when it gives
+// none) or the run's cancel ("the run was cancelled"). Both trial paths wait this way;
+// it adds no command to the history, so neither path's histories change with it.
+func waitAgentOrAbort(ctx workflow.Context, agentFut workflow.Future, out any) (abortReason string, agentDone bool, agentErr error) {
+	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(agentFut, func(f workflow.Future) {
+		agentDone = true
+		agentErr = f.Get(ctx, out)
+	})
+	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &abortReason)
+		if abortReason == "" {
+			abortReason = "aborted"
+		}
+	})
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+		abortReason = "the run was cancelled"
+	})
+	for !agentDone && abortReason == "" {
+		sel.Select(ctx)
+	}
+	return abortReason, agentDone, agentErr
+}
