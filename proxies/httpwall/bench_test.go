@@ -80,4 +80,20 @@ func BenchmarkToolCall(b *testing.B) {
 		}
 		walltest.ReportOverhead(b, rawArgs, times)
 	})
+
+	b.Run("mcp-raw", func(b *testing.B) {
+		srv := walltest.ServeHTTP(b, walltest.NewHub(b, faults.CleanID, record.Discard()))
+		c := walltest.NewRawMCP(b, srv.MCPURL())
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"update_ticket","arguments":` + string(rawArgs) + `}}`
+		var times []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			answer := c.Call(b, body)
+			if !strings.Contains(string(answer), `"result"`) || strings.Contains(string(answer), `"isError":true`) {
+				b.Fatalf("call: %s", answer)
+			}
+			times = append(times, time.Since(t0))
+		}
+		walltest.ReportOverhead(b, rawArgs, times)
+	})
 }
