@@ -59,17 +59,15 @@ func NewRawMCP(tb testing.TB, url string) *RawMCP {
 // value removes one) and reads the answer whole.
 func (c *RawMCP) Post(tb testing.TB, body string, header map[string]string) RawAnswer {
 	tb.Helper()
-	a, err := c.post(body, header)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return a
+	return c.Do(tb, http.MethodPost, body, header)
 }
 
-func (c *RawMCP) post(body string, header map[string]string) (RawAnswer, error) {
-	req, err := http.NewRequest(http.MethodPost, c.URL, strings.NewReader(body))
+// Do is Post with another method.
+func (c *RawMCP) Do(tb testing.TB, method, body string, header map[string]string) RawAnswer {
+	tb.Helper()
+	req, err := http.NewRequest(method, c.URL, strings.NewReader(body))
 	if err != nil {
-		return RawAnswer{}, err
+		tb.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -88,11 +86,14 @@ func (c *RawMCP) post(body string, header map[string]string) (RawAnswer, error) 
 	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
-		return RawAnswer{}, err
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return RawAnswer{resp.StatusCode, resp.Header, b}, err
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return RawAnswer{resp.StatusCode, resp.Header, b}
 }
 
 // Call sends one request and returns the JSON-RPC message it is answered with.
