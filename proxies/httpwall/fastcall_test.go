@@ -285,7 +285,7 @@ func TestFastHTTPRefusesAnIDInFlight(t *testing.T) {
 				gate.World = world.New(s)
 				return gate
 			})
-			c := walltest.NewRawMCP(t, serveMCP(t, h, fast))
+			c := walltest.NewRawMCP(t, serveMCP(t, h, fast), nil)
 			gate.mu.Lock()
 			gate.lookups = 0
 			gate.mu.Unlock()

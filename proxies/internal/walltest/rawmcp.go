@@ -30,11 +30,14 @@ type RawAnswer struct {
 	Body   []byte
 }
 
-// NewRawMCP opens a session on url: initialize, then notifications/initialized, as a
-// client does.
-func NewRawMCP(tb testing.TB, url string) *RawMCP {
+// NewRawMCP opens a session on url through client (nil: one of its own): initialize,
+// then notifications/initialized, as a client does.
+func NewRawMCP(tb testing.TB, url string, client *http.Client) *RawMCP {
 	tb.Helper()
-	c := &RawMCP{URL: url, Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	}
+	c := &RawMCP{URL: url, Client: client}
 	tb.Cleanup(c.Client.CloseIdleConnections)
 	init := c.Post(tb, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	var res struct {
