@@ -88,7 +88,7 @@ func FuzzFastHTTP(f *testing.F) {
 		f.Fatal(err)
 	}
 	for i, st := range mcpScript {
-		if st.method == "" && st.session == "" && len(st.body) < 4096 {
+		if st.method == "" && st.session == "" && !st.tooLarge {
 			f.Add(uint8(i), []byte(st.body))
 		}
 	}
