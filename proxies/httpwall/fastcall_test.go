@@ -279,12 +279,15 @@ func (g *gatedWorld) Tool(name string) (spec.Tool, bool) {
 // TestFastHTTPRefusesAnIDInFlight: a call whose id is that of a call in flight in the
 // same session is refused at once (400, the SDK's duplicate-id error) and runs nothing,
 // whichever path has the first call and whichever would take the second; another id is
-// served meanwhile, and the id is free again once answered. The SDK's handler alone
-// answers the same.
+// served meanwhile (5.0 too, which the SDK gets as another id), and the id is free again
+// once answered. The SDK's handler alone answers the same.
 func TestFastHTTPRefusesAnIDInFlight(t *testing.T) {
 	plain := callBody("5", "read_email", `{}`)
 	withMeta := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_email","arguments":{},"_meta":{"progressToken":"p"}}}`
-	for _, firstSecond := range [][2]string{{plain, plain}, {plain, withMeta}, {withMeta, plain}, {withMeta, withMeta}} {
+	// 5.0 is another id to the SDK (GuardHTTP hands it over aliased): served, not refused.
+	other := callBody("5.0", "read_email", `{}`)
+	for _, firstSecond := range [][2]string{{plain, plain}, {plain, withMeta}, {withMeta, plain}, {withMeta, withMeta}, {plain, other}, {withMeta, other}} {
+		refused := firstSecond[1] != other
 		var refusals []string
 		for _, fast := range []bool{true, false} {
 			name := fmt.Sprintf("fast=%v first=%s second=%s", fast, firstSecond[0], firstSecond[1])
@@ -307,13 +310,15 @@ func TestFastHTTPRefusesAnIDInFlight(t *testing.T) {
 				t.Fatalf("%s: the first call never reached the world", name)
 			}
 			second := c.Post(t, firstSecond[1], nil)
-			if second.Status != http.StatusBadRequest || !strings.Contains(string(second.Body), `"message":"duplicate in-flight request ID 5"`) {
+			if refused && (second.Status != http.StatusBadRequest || !strings.Contains(string(second.Body), `"message":"duplicate in-flight request ID 5"`)) {
 				t.Errorf("%s: the second call with id 5 is answered %d %s, want 400 duplicate in-flight request ID 5", name, second.Status, second.Body)
 			}
+			if !refused && (second.Status != http.StatusOK || !strings.Contains(string(second.Body), `"id":5.0,"result"`)) {
+				t.Errorf("%s: the call with id 5.0 is answered %d %s, want its result", name, second.Status, second.Body)
+			}
 			refusals = append(refusals, fmt.Sprintf("%d %s %s", second.Status, second.Header.Get("Content-Type"), second.Body))
-			other := c.Call(t, callBody("6", "update_ticket", urgent))
-			if !strings.Contains(string(other), `"id":6,"result"`) {
-				t.Errorf("%s: a call with another id, meanwhile: %s", name, other)
+			if six := c.Call(t, callBody("6", "update_ticket", urgent)); !strings.Contains(string(six), `"id":6,"result"`) {
+				t.Errorf("%s: a call with another id, meanwhile: %s", name, six)
 			}
 			close(gate.released)
 			if a := <-firstAnswer; a.Status != http.StatusOK || !strings.Contains(string(a.Body), `"id":5,"result"`) {
@@ -322,8 +327,8 @@ func TestFastHTTPRefusesAnIDInFlight(t *testing.T) {
 			if again := c.Call(t, plain); !strings.Contains(string(again), `"id":5,"result"`) {
 				t.Errorf("%s: id 5 once answered is free again, but: %s", name, again)
 			}
-			if n := h.Stats().Calls; n != 3 {
-				t.Errorf("%s: the hub ran %d calls, want 3 (the second 5 refused)", name, n)
+			if n, want := h.Stats().Calls, map[bool]int{true: 3, false: 4}[refused]; n != want {
+				t.Errorf("%s: the hub ran %d calls, want %d", name, n, want)
 			}
 		}
 		if refusals[0] != refusals[1] {

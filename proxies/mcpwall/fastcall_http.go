@@ -204,11 +204,12 @@ func writeDuplicateID(w http.ResponseWriter, id jsonrpc.ID) {
 // sessions, and returns what to call once the SDK has answered it (nil for nothing):
 //
 //   - a call in a live session: its id is in flight until the SDK answers; one whose id
-//     the guard is answering is refused here, as the SDK would refuse it (refused is true)
+//     the guard is answering is refused here, as the SDK would refuse it (refused is
+//     true), unless the SDK gets it aliased (a 1.0 beside a 1: the SDK sees another id)
 //   - notifications/cancelled of a call the guard is answering: that call's context ends
 //   - initialize without a session: the session the SDK opens is learnt from its answer
 //     (w is then wrapped to read the answer)
-func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) (out http.ResponseWriter, after func(), refused bool) {
+func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, aliased bool) (out http.ResponseWriter, after func(), refused bool) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
 		return w, nil, false
@@ -233,7 +234,7 @@ func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := sess.fast[req.ID]; dup && sess.takes(r) {
+	if _, dup := sess.fast[req.ID]; dup && !aliased && sess.takes(r) {
 		writeDuplicateID(w, req.ID)
 		return w, nil, true
 	}

@@ -55,9 +55,11 @@ func GuardHTTP(h *hub.Hub, next http.Handler, servers HTTPServers) http.Handler 
 		// stream), as on a stream (idTable).
 		sent := body
 		var out http.ResponseWriter = w
+		aliased := false
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			ids := newIDTable()
 			if name, start, end := ids.alias(body); name != "" {
+				aliased = true
 				quoted, _ := json.Marshal(name)
 				body = append(append(append(make([]byte, 0, len(body)+len(quoted)), body[:start]...), quoted...), body[end:]...)
 				out = &restoreIDWriter{ResponseWriter: w, ids: ids, name: name}
@@ -70,7 +72,7 @@ func GuardHTTP(h *hub.Hub, next http.Handler, servers HTTPServers) http.Handler 
 		if fast != nil {
 			var after func()
 			var refused bool
-			if sdkOut, after, refused = fast.handing(pw, r, msg); refused {
+			if sdkOut, after, refused = fast.handing(pw, r, msg, aliased); refused {
 				return
 			}
 			if after != nil {
