@@ -30,7 +30,9 @@ import (
 // Mcp-Session-Id it hands out, the protocol version agreed) and forgets it when the
 // client deletes it or the SDK ends it. It keeps the ids of the calls in flight on
 // either path, so that an id reused while its call is unanswered is refused as the SDK
-// refuses it, whichever path has the first.
+// refuses it, whichever path has the first. What it checks and writes mirrors the SDK's
+// handler (v1.8.0: serveStatefulPOST, servePOST); TestFastHTTPSameAnswers and
+// FuzzFastHTTP compare the two, so an SDK upgrade that changes either shows there.
 
 // HTTPServers names, for the request that opens a session, the MCP server the SDK's
 // handler gives that session (its getServer) and the transport its calls are recorded
