@@ -25,7 +25,7 @@ import (
 //	mcp      tools/call with the SDK's client over streamable HTTP on loopback
 //	mcp-raw  the same tools/call as the least client does it (walltest.RawMCP: one POST
 //	         with Mcp-Session-Id and Accept, the answer read whole): the wall's own cost,
-//	         without the SDK client's (about 90 µs of mcp's at p50)
+//	         without the SDK client's (the difference between the two: 100-140 µs at p50)
 //
 // A plain tools/call in an initialized session is answered by the guard itself
 // (mcpwall.GuardHTTP), not the SDK's streamable handler: the goal (issue 10) is that mcp
