@@ -35,22 +35,33 @@ import (
 //	GET  /healthz          200 while the hub is up
 //
 // Every route checks the Host and Origin of a request first (protect).
-func Handler(h *hub.Hub) http.Handler { return protect(newMux(h), "") }
+func Handler(h *hub.Hub) http.Handler { return protect(newMux(h, true), "") }
 
 // TransportHeader tells the hub which transport a call came in on, when the wall
 // bridges stdio to the hub's HTTP endpoint (stdio.Bridge).
 const TransportHeader = "X-Chaos-Transport"
 
-func newMux(h *hub.Hub) *http.ServeMux {
+// newMux serves the hub's routes; fast lets the guard answer plain MCP tool calls
+// itself (mcpwall.GuardHTTP), as it always does but in the tests that compare it with
+// the SDK.
+func newMux(h *hub.Hub, fast bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	httpSrv, bridged := mcpwall.NewServer(h, "http"), mcpwall.NewServer(h, "stdio")
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	servers := func(r *http.Request) (*mcp.Server, string) {
 		if r.Header.Get(TransportHeader) == "stdio" {
-			return bridged
+			return bridged, "stdio"
 		}
-		return httpSrv
+		return httpSrv, "http"
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, _ := servers(r)
+		return srv
 	}, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
-	mux.Handle("/mcp", mcpwall.GuardHTTP(h, mcpHandler))
+	var guardServers mcpwall.HTTPServers
+	if fast {
+		guardServers = servers
+	}
+	mux.Handle("/mcp", mcpwall.GuardHTTP(h, mcpHandler, guardServers))
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		h.Contact("")
 		w.Header().Set("Content-Type", "application/json")
@@ -215,7 +226,7 @@ func ServeWith(h *hub.Hub, cfg ServeConfig) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	mux := newMux(h)
+	mux := newMux(h, true)
 	patterns := make([]string, 0, len(cfg.Extra))
 	for p := range cfg.Extra {
 		patterns = append(patterns, p)

@@ -15,11 +15,13 @@ import (
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
+	"github.com/crashwall/chaos/proxies/mcpwall"
 )
 
 // TestServeUnix serves a hub on its TCP port and on a unix socket: a REST call through
 // the socket, with the Host a container's relay sends (its own loopback), is answered and
-// recorded like one through the port; the socket is 0600; Close removes it.
+// recorded like one through the port, and so is an MCP call (answered by the guard); the
+// socket is 0600; Close removes it.
 func TestServeUnix(t *testing.T) {
 	h, path := walltest.NewTrial(t, faults.CleanID)
 	srv, err := httpwall.Serve(h, "")
@@ -49,6 +51,15 @@ func TestServeUnix(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "T-4821") {
 		t.Errorf("REST through the socket: %d %s", resp.StatusCode, body)
+	}
+	// MCP through the socket: a plain tool call is the guard's, as on the port.
+	mcpClient := walltest.NewRawMCP(t, "http://127.0.0.1:7070/mcp", c)
+	before := mcpwall.FastAnswered()
+	if a := mcpClient.Call(t, callBody("1", "update_ticket", urgent)); !strings.Contains(string(a), `"result"`) {
+		t.Errorf("MCP through the socket: %s", a)
+	}
+	if n := mcpwall.FastAnswered() - before; n != 1 {
+		t.Errorf("the guard answered %d of 1 MCP call through the socket", n)
 	}
 	// A page that rebinds a name still gets nothing: protect checks the Host on every route.
 	resp, err = c.Get("http://evil.example/healthz")

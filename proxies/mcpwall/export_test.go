@@ -17,9 +17,6 @@ import (
 // with the tests of every transport) drive the guard's line loop directly.
 var GuardLines = guardLines
 
-// FastAnswered is how many tool calls guards have answered without the SDK so far.
-func FastAnswered() int64 { return fastAnswered.Load() }
-
 // guardLines runs the guard's reading half over in: each line it hands over as a message
 // is written to good as it was read (and checked to be that message), each answer to out.
 func guardLines(in io.Reader, good, out io.Writer, max int, onReject func(string)) error {

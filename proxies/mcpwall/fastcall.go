@@ -31,9 +31,12 @@ type fastCalls struct {
 	ready  bool
 }
 
-// fastAnswered counts the calls the guard has answered itself, for the tests to see the
-// fast path taken.
+// fastAnswered counts the calls the guards (stdio and HTTP) have answered themselves.
 var fastAnswered atomic.Int64
+
+// FastAnswered is how many tool calls the guards of this process have answered without
+// the SDK so far: how the tests of every transport see the fast path taken.
+func FastAnswered() int64 { return fastAnswered.Load() }
 
 // fastParams returns the tool's name and arguments of a tools/call whose params are an
 // object with a string "name" and, optionally, "arguments", each once and written

@@ -3,9 +3,7 @@ package mcpwall_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/proxies/mcpwall"
-	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -83,7 +80,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 			}
 			sdkHub.Close("test over")
 			fastHub.Close("test over")
-			a, b := recordRows(t, sdkRecord), recordRows(t, fastRecord)
+			a, b := walltest.RecordRows(t, sdkRecord), walltest.RecordRows(t, fastRecord)
 			if len(a) != len(b) {
 				t.Fatalf("the SDK's session recorded %d rows, the guard's %d", len(a), len(b))
 			}
@@ -137,26 +134,6 @@ func runScript(t *testing.T, h *hub.Hub, fast bool) []string {
 		t.Fatal("the wall did not end after its input did")
 	}
 	return answers
-}
-
-// recordRows is the record's rows as JSON, without their times.
-func recordRows(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r record.Row
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("record line %q: %v", line, err)
-		}
-		r.Time = time.Time{}
-		j, _ := json.Marshal(r)
-		out = append(out, string(j))
-	}
-	return out
 }
 
 // TestFastCallRefusesAnIDInFlight: a client that sends a second request with the id of

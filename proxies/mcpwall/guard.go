@@ -162,7 +162,7 @@ func (t *idTable) alias(msg []byte) (name string, start, end int) {
 		return "", 0, 0
 	}
 	id := msg[start:end]
-	if len(id) == 0 || id[0] == 'n' || exactInt(id) || id[0] == '"' && bytes.IndexByte(id, '\\') < 0 {
+	if echoedAsSent(id) {
 		return "", 0, 0
 	}
 	t.mu.Lock()
@@ -171,6 +171,12 @@ func (t *idTable) alias(msg []byte) (name string, start, end int) {
 	t.aliases[name] = append(json.RawMessage(nil), id...)
 	t.mu.Unlock()
 	return name, start, end
+}
+
+// echoedAsSent says whether the SDK writes id back byte for byte: null, an integer it
+// holds exactly, a string without escapes.
+func echoedAsSent(id []byte) bool {
+	return len(id) == 0 || id[0] == 'n' || exactInt(id) || id[0] == '"' && bytes.IndexByte(id, '\\') < 0
 }
 
 // aliasRequest gives req, read from line, its alias as its id (see alias).

@@ -15,10 +15,18 @@ import (
 
 // GuardHTTP answers a POST body that is too large, not JSON or not JSON-RPC with a
 // JSON-RPC error, as the stdio guard does, instead of the SDK's plain-text 400, and
-// records it in h's record.
-func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
+// records it in h's record. With servers (nil: none) it also answers a plain tool call
+// in a session the SDK opened itself, as the SDK would (fastcall_http.go).
+func GuardHTTP(h *hub.Hub, next http.Handler, servers HTTPServers) http.Handler {
+	var fast *httpSessions
+	if servers != nil {
+		fast = newHTTPSessions(h, servers)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			if r.Method == http.MethodDelete && fast != nil {
+				fast.end(r.Header.Get(sessionIDHeader))
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -39,14 +47,19 @@ func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
 			w.Write(resp)
 			return
 		}
+		if fast != nil && fast.answer(w, r, msg, body) {
+			return
+		}
 		// One message per POST: a request whose id the SDK would alter goes with an
 		// alias in its place, put back in whatever the SDK answers (JSON or an event
 		// stream), as on a stream (idTable).
 		sent := body
 		var out http.ResponseWriter = w
+		aliased := false
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			ids := newIDTable()
 			if name, start, end := ids.alias(body); name != "" {
+				aliased = true
 				quoted, _ := json.Marshal(name)
 				body = append(append(append(make([]byte, 0, len(body)+len(quoted)), body[:start]...), quoted...), body[end:]...)
 				out = &restoreIDWriter{ResponseWriter: w, ids: ids, name: name}
@@ -55,7 +68,18 @@ func GuardHTTP(h *hub.Hub, next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		pw := &plainErrorWriter{ResponseWriter: out}
-		next.ServeHTTP(pw, r)
+		var sdkOut http.ResponseWriter = pw
+		if fast != nil {
+			var after func()
+			var refused bool
+			if sdkOut, after, refused = fast.handing(pw, r, msg, aliased); refused {
+				return
+			}
+			if after != nil {
+				defer after()
+			}
+		}
+		next.ServeHTTP(sdkOut, r)
 		if pw.plain {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)

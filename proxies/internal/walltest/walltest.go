@@ -59,6 +59,12 @@ func NewTrial(tb testing.TB, condID string) (*hub.Hub, string) {
 // NewHub is a hub for one condition of the example spec recording to rec, closed at cleanup.
 func NewHub(tb testing.TB, condID string, rec *record.Writer) *hub.Hub {
 	tb.Helper()
+	return NewHubOn(tb, condID, rec, nil)
+}
+
+// NewHubOn is NewHub with source(spec) behind the wall (nil: the simulated world).
+func NewHubOn(tb testing.TB, condID string, rec *record.Writer, source func(*spec.Spec) hub.ToolSource) *hub.Hub {
+	tb.Helper()
 	s, err := spec.Load(ExampleSpec)
 	if err != nil {
 		tb.Fatal(err)
@@ -71,7 +77,11 @@ func NewHub(tb testing.TB, condID string, rec *record.Writer) *hub.Hub {
 	if !ok {
 		tb.Fatalf("the example has no condition %q", condID)
 	}
-	h, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: s.Seed, Trial: tb.Name(), Record: rec})
+	var src hub.ToolSource
+	if source != nil {
+		src = source(s)
+	}
+	h, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: s.Seed, Trial: tb.Name(), Record: rec, Source: src})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -229,6 +239,27 @@ func ReadRecord(tb testing.TB, path string) *record.Log {
 		tb.Fatal(err)
 	}
 	return l
+}
+
+// RecordRows is the record's rows as JSON, without their times: what two sessions that
+// made the same calls leave alike.
+func RecordRows(tb testing.TB, path string) []string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r record.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			tb.Fatalf("record line %q: %v", line, err)
+		}
+		r.Time = time.Time{}
+		j, _ := json.Marshal(r)
+		out = append(out, string(j))
+	}
+	return out
 }
 
 // JSONEqual says whether a and b are the same JSON value (json.RawMessage or anything
