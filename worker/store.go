@@ -51,6 +51,10 @@ func sqliteStore(cfg ServerConfig) (config.Persistence, error) {
 		return config.Persistence{}, fmt.Errorf("open the Temporal database: %w", err)
 	}
 
+	if err := dropUnusedVisibilityIndexes(dbFile); err != nil {
+		return config.Persistence{}, err
+	}
+
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, nil)
 	if err != nil {
 		return config.Persistence{}, fmt.Errorf("namespace %q: %w", cfg.Namespace, err)
