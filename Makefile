@@ -53,7 +53,8 @@ build:
 # Chromium with no guard for the browser wall (a page load and a save: seconds each, so 10).
 # TrialsPerSecond runs 64 trials at each of 4 concurrencies (~25 minutes at load 40 on two
 # cores); WorkerRSS starts 100 then 1,000 trials that stay in flight (its own guard fails a
-# count stuck for 15 minutes; 1,000 take long on a busy machine).
+# count stuck for 15 minutes; 1,000 take long on a busy machine). SQLiteSettings runs 64
+# trials at 16 and at 64 in flight on each of four SQLite settings (~5 minutes at load 12).
 bench:
 	$(GO) test ./proxies/... -run '^$$' -bench . -skip '^BenchmarkPageLoadAndWrite$$' -benchtime 2000x
 	$(GO) test ./proxies/cdpwall -run '^$$' -bench '^BenchmarkPageLoadAndWrite$$' -benchtime 10x
@@ -63,6 +64,7 @@ bench:
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialsPerSecond$$' -benchtime 64x -timeout 120m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkWorkerRSS$$' -benchtime 1x -timeout 240m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m
+	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkSQLiteSettings$$' -benchtime 64x -timeout 60m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

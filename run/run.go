@@ -165,6 +165,9 @@ type TrialInput struct {
 	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
 	// input is in its history, so a trial replays on the path it started on.
 	Light bool `json:"light,omitempty"`
+	// LocalSetUp: a light trial's SetUpTrial runs as a local activity, in the workflow task
+	// of the worker that takes the trial (workflows/trial_light.go setUpLight). Set as Light is.
+	LocalSetUp bool `json:"local_setup,omitempty"`
 }
 
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for

@@ -40,6 +40,9 @@ func sqliteStore(cfg ServerConfig) (config.Persistence, error) {
 		// cut at most the last commits. One connection (the plugin's default).
 		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "normal"},
 	}
+	if err := applySQLiteSettings(sqlConf); err != nil {
+		return config.Persistence{}, err
+	}
 
 	if _, err := os.Stat(dbFile); errors.Is(err, fs.ErrNotExist) {
 		if err := sqliteschema.SetupSchema(sqlConf); err != nil {
@@ -49,6 +52,10 @@ func sqliteStore(cfg ServerConfig) (config.Persistence, error) {
 		}
 	} else if err != nil {
 		return config.Persistence{}, fmt.Errorf("open the Temporal database: %w", err)
+	}
+
+	if err := dropUnusedVisibilityIndexes(dbFile); err != nil {
+		return config.Persistence{}, err
 	}
 
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, nil)

@@ -34,6 +34,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	// folders and the workflow keeps only counts.
 	onDisk := workflow.GetVersion(ctx, resultsOnDisk, workflow.DefaultVersion, 1) == 1
 	light := workflow.GetVersion(ctx, lightTrial, workflow.DefaultVersion, 1) == 1 // trial_light.go
+	localSetUp := light && workflow.GetVersion(ctx, localSetUpTrial, workflow.DefaultVersion, 1) == 1
 	results := append([]TrialResult(nil), in.Results...)
 	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
 	for _, r := range in.Results {
@@ -103,7 +104,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
-			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, BranchFrom: br.from(t),
+			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, LocalSetUp: localSetUp, BranchFrom: br.from(t),
 		})
 		running++
 		br.started(t)

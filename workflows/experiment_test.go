@@ -199,8 +199,8 @@ func TestLightTrialLostManyTimesIsRunAgain(t *testing.T) {
 	attempts := 0
 	env, _, _, written := newExperimentEnvWrites(t, func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		attempts++
-		if !in.Light {
-			return TrialResult{}, errors.New("want a light trial")
+		if !in.Light || !in.LocalSetUp {
+			return TrialResult{}, errors.New("want a light trial set up locally (a new run's)")
 		}
 		if attempts <= 6 {
 			return TrialResult{}, temporal.NewApplicationError("the worker running the trial was lost during run agent", ErrWorkerLost)

@@ -171,3 +171,42 @@ func (s *lightSuite) TestAbortThenLostIsAborted() {
 	s.Contains(r.Reason, "lost during verify")
 	s.Equal("aborted: stopped by a person", teardown.Reason)
 }
+
+// With LocalSetUp, SetUpTrial is a local activity (no activity task of its own) and the
+// agent runs on the queue it names, as before.
+func (s *lightSuite) TestLocalSetUp() {
+	local := false
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (SetUp, error) {
+		local = activity.GetInfo(ctx).IsLocalActivity
+		return SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}, Queue: hostQ}, nil
+	}).Once()
+	var agentQ string
+	s.env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in AgentInput) (WatchedAgentResult, error) {
+		agentQ = queueOf(ctx)
+		r := TrialResult{ID: in.Trial.Trial.ID, Outcome: OutcomeCompleted}
+		return WatchedAgentResult{Result: &r}, nil
+	}).Once()
+
+	in := lightIn()
+	in.LocalSetUp = true
+	s.env.ExecuteWorkflow(TrialWorkflow, in)
+	s.NoError(s.env.GetWorkflowError())
+	var r TrialResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	s.Equal(OutcomeCompleted, r.Outcome)
+	s.True(local, "SetUpTrial ran as a local activity")
+	s.Equal(hostQ, agentQ)
+}
+
+// A busy worker met by a local SetUpTrial: ErrWorkerLost, as with a scheduled one.
+func (s *lightSuite) TestLocalSetUpBusyWorkerIsRetried() {
+	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{},
+		temporal.NewNonRetryableApplicationError("busy", activities.ErrWorkerBusy, nil)).Once()
+
+	in := lightIn()
+	in.LocalSetUp = true
+	s.env.ExecuteWorkflow(TrialWorkflow, in)
+	var app *temporal.ApplicationError
+	s.Require().True(errors.As(s.env.GetWorkflowError(), &app), "want an application error, got %v", s.env.GetWorkflowError())
+	s.Equal(ErrWorkerLost, app.Type())
+}

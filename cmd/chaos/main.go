@@ -16,6 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile := startCPUProfile()
 	// This executable is chaos: its workers may run agents under `chaos reap`.
 	activities.ExecutableIsChaos = true
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
@@ -26,5 +27,6 @@ func main() {
 	if err != nil && code != 0 {
 		fmt.Fprintln(io.ErrOut, "chaos: "+err.Error())
 	}
+	stopProfile()
 	os.Exit(code)
 }

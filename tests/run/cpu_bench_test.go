@@ -40,6 +40,9 @@ import (
 // (activities, the session's own included).
 //
 //	go test ./tests/run -run '^$' -bench TrialCPU -benchtime 20x
+//
+// With CHAOS_BENCH_SERVER_PROFILE=FILE the server writes its CPU profile there (its
+// CHAOS_CPUPROFILE; the warm-up run included), for `go tool pprof FILE`.
 func BenchmarkTrialCPU(b *testing.B) {
 	env := testkit.Env(b)
 	data := b.TempDir()
@@ -47,7 +50,11 @@ func BenchmarkTrialCPU(b *testing.B) {
 	if err := os.WriteFile(specPath, []byte(overheadSpec), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	srv := startServer(b, env, data, -1)
+	srvEnv := env
+	if prof := os.Getenv("CHAOS_BENCH_SERVER_PROFILE"); prof != "" {
+		srvEnv = append(slices.Clone(env), "CHAOS_CPUPROFILE="+prof)
+	}
+	srv := startServer(b, srvEnv, data, -1)
 	// A first run pays for what is done once (the namespace's caches, the first
 	// workflow's code paths): not a trial's cost.
 	warm := runChaos(b, env, 5*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,

@@ -42,11 +42,13 @@ func TestRecordHistories(t *testing.T) {
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	histories := []struct{ file, workflowID string }{
-		// A light trial's (workflows/trial_light.go); experiment.history.json and
-		// trial.history.json are a run's from before it (session, six activities), kept so
-		// that runs started by older binaries are known to replay.
-		{"experiment-light.history.json", run.ExperimentWorkflowID(runID)},
-		{"trial-light.history.json", run.TrialWorkflowID(runID, trialIDs(exampleCells(t)[:1], conds[1:])[0])},
+		// A light trial's with its SetUpTrial a local activity (workflows/trial_light.go
+		// setUpLight). experiment.history.json and trial.history.json are a run's from
+		// before the light trial (session, six activities), experiment-light and
+		// trial-light from before the local set-up: kept so that runs started by older
+		// binaries are known to replay.
+		{"experiment-local.history.json", run.ExperimentWorkflowID(runID)},
+		{"trial-local.history.json", run.TrialWorkflowID(runID, trialIDs(exampleCells(t)[:1], conds[1:])[0])},
 	}
 	for _, h := range histories {
 		t.Run(h.file, func(t *testing.T) {
