@@ -33,8 +33,16 @@ const prSetChildSubreaper = 36
 // Attr starts the reaper as the leader of the agent's process group (the worker signals
 // the group, as it would the agent's shell) and has the kernel send it ParentGone when the
 // worker dies.
+//
+// The group is a session of its own (setsid: a new session is a new group, led by the
+// reaper, so the group signal is the same): with autogroup scheduling, on by default in
+// most kernels, Linux shares the CPU between sessions, not processes, and trials in the
+// worker's session would share one session's slice however many ran at once. On two
+// cores that something else keeps busy, four trials at once were no faster than one
+// (docs/ARCHITECTURE.md, throughput). The agent is not interactive (its stdin is
+// /dev/null) and the reaper opens no terminal, so no session here has one.
 func Attr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: ParentGone}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: ParentGone}
 }
 
 // Main is a reaper's command line after its name ([--parent PID] [--] COMMAND...), as

@@ -27,6 +27,18 @@ import (
 // run's and the loop's seconds and x-loop, their ratio (the issue's goals: <= 0.33 at the
 // default concurrency, <= 1.3 at 1).
 //
+// Beside them, where the run's time went (timeline_test.go), from its histories: the
+// trials in flight on average (in-flight), a trial's time in its workflow (trial-ms), in
+// its agent's activity (agent-act-ms: the agent's start, its calls, its end, verify and
+// teardown) and in the workflow's own round trips (wf-ms, the difference); the parent's
+// gap between a child's end and the next start (refill-ms); the fixed costs before the
+// first trial and after the last (first+last-ms) and in `chaos run` outside the workflow
+// (outside-wf-s). And whether the run had the CPU: its processes' CPU a trial and the
+// cores they used on average (run-cpu-s/trial, run-cores: the server with the agents it
+// started, and `chaos run`; loop-cpu-s/trial, loop-cores for the loop), the share of all
+// the machine's cores busy meanwhile (machine-busy, every process), and the time the
+// server's threads were runnable but waiting for a CPU (server-wait-s).
+//
 //	go test ./tests/run -run '^$' -bench RunThroughput -benchtime 1x
 func BenchmarkRunThroughput(b *testing.B) {
 	env := testkit.Env(b)
@@ -71,13 +83,19 @@ func BenchmarkRunThroughput(b *testing.B) {
 	for _, concurrency := range []int{4, 1} {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
 			runOut := filepath.Join(b.TempDir(), "out")
+			cpu0, sched0, machine0, client0 := procCPU(b, srv.Pid()), mustSchedStat(b, srv.Pid()), mustMachineCPU(b), childrenCPU()
 			start := time.Now()
 			r := runChaos(b, env, time.Duration(b.N)*30*time.Minute, "run", specPath, "--temporal", srv.Addr, "--data-dir", data,
 				"--out", runOut, "--only", strings.Join(ids, ","), "--reps", fmt.Sprint(b.N), "--concurrency", fmt.Sprint(concurrency))
 			runTime := time.Since(start)
+			cpu1, sched1, machine1, client1 := procCPU(b, srv.Pid()), mustSchedStat(b, srv.Pid()), mustMachineCPU(b), childrenCPU()
 			r.MustSucceed(b, "chaos run")
+			c := testkit.DialTemporal(b, srv.Addr)
+			tl := readTimeline(b, c, runIDOf(b, r.Stdout))
+			c.Close()
 
 			records := b.TempDir()
+			loop0 := childrenCPU()
 			start = time.Now()
 			n := 0
 			for range b.N {
@@ -95,10 +113,27 @@ func BenchmarkRunThroughput(b *testing.B) {
 				}
 			}
 			loopTime := time.Since(start)
+			loopCPU := childrenCPU() - loop0
 			b.ReportMetric(runTime.Seconds(), "run-s")
 			b.ReportMetric(loopTime.Seconds(), "loop-s")
 			b.ReportMetric(runTime.Seconds()/loopTime.Seconds(), "x-loop")
 			b.ReportMetric(float64(n), "trials")
+
+			// Where the run's time went (timeline_test.go): its trials' workflow and agent
+			// activity, the parent's refill of its window, the fixed costs before the
+			// first trial and after the last (in the workflow, and in `chaos run` outside
+			// it); and whether it had the CPU: the cores its processes used (the server
+			// with the agents it started, and `chaos run`), the machine's busy share of
+			// all its cores, the time the server's threads waited for a CPU.
+			tl.report(b)
+			b.ReportMetric((runTime - tl.span).Seconds(), "outside-wf-s")
+			runCPU := (cpu1.self + cpu1.children - cpu0.self - cpu0.children) + (client1 - client0)
+			b.ReportMetric(runCPU.Seconds()/float64(n), "run-cpu-s/trial")
+			b.ReportMetric(runCPU.Seconds()/runTime.Seconds(), "run-cores")
+			b.ReportMetric(loopCPU.Seconds()/float64(n), "loop-cpu-s/trial")
+			b.ReportMetric(loopCPU.Seconds()/loopTime.Seconds(), "loop-cores")
+			b.ReportMetric(float64(machine1.busy-machine0.busy)/float64(machine1.total-machine0.total), "machine-busy")
+			b.ReportMetric((sched1.waiting - sched0.waiting).Seconds(), "server-wait-s")
 		})
 	}
 }

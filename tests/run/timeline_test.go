@@ -1,0 +1,223 @@
+package run_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/crashwall/chaos/run"
+)
+
+// runTimeline is where a finished run's time went, read from its histories: the
+// ExperimentWorkflow's and each of its TrialWorkflow children's (BenchmarkRunThroughput
+// reports it beside the run's time, so that a slow run says why).
+type runTimeline struct {
+	span     time.Duration // the experiment's workflow, started to closed
+	toFirst  time.Duration // the experiment's start to its first child's start
+	tail     time.Duration // the last child's close to the experiment's close (Aggregate)
+	inFlight float64       // mean children open between the first's start and the last's close
+	trial    time.Duration // mean child workflow, started to closed
+	agent    time.Duration // mean agent activity (RunWatchedAgent, or RunAgent), started to completed
+	refill   time.Duration // mean gap in the parent: a child's completion to the next child's start initiated
+}
+
+// agentActivities are the activities in which a trial's agent runs.
+var agentActivities = map[string]bool{"RunWatchedAgent": true, "RunAgent": true}
+
+// readTimeline reads the histories of run runID from the server c is connected to.
+func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
+	t.Helper()
+	parent := fetchHistory(t, c, run.ExperimentWorkflowID(runID)).Events
+	var tl runTimeline
+	t0 := parent[0].EventTime.AsTime()
+	tl.span = parent[len(parent)-1].EventTime.AsTime().Sub(t0)
+
+	var kids []string
+	var refills []time.Duration
+	var completed time.Time // the last child's completion not yet followed by a start
+	for _, e := range parent {
+		switch e.EventType {
+		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
+			kids = append(kids, e.GetChildWorkflowExecutionStartedEventAttributes().GetWorkflowExecution().GetWorkflowId())
+		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+			completed = e.EventTime.AsTime()
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			if !completed.IsZero() {
+				refills = append(refills, e.EventTime.AsTime().Sub(completed))
+				completed = time.Time{}
+			}
+		}
+	}
+	if len(kids) == 0 {
+		t.Fatalf("run %s started no trial", runID)
+	}
+
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	var trials, agents []time.Duration
+	first, last := time.Time{}, time.Time{}
+	for _, id := range kids {
+		h := fetchHistory(t, c, id).Events
+		start, end := h[0].EventTime.AsTime(), h[len(h)-1].EventTime.AsTime()
+		edges = append(edges, edge{start, 1}, edge{end, -1})
+		trials = append(trials, end.Sub(start))
+		if first.IsZero() || start.Before(first) {
+			first = start
+		}
+		if end.After(last) {
+			last = end
+		}
+		started := map[int64]time.Time{} // an agent activity's started time, by its scheduled event
+		agentScheduled := map[int64]bool{}
+		for _, e := range h {
+			switch e.EventType {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				if agentActivities[e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()] {
+					agentScheduled[e.EventId] = true
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				if id := e.GetActivityTaskStartedEventAttributes().GetScheduledEventId(); agentScheduled[id] {
+					started[id] = e.EventTime.AsTime()
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				if s, ok := started[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; ok {
+					agents = append(agents, e.EventTime.AsTime().Sub(s))
+				}
+			}
+		}
+	}
+	tl.toFirst = first.Sub(t0)
+	tl.tail = parent[len(parent)-1].EventTime.AsTime().Sub(last)
+	tl.trial, tl.agent, tl.refill = meanDuration(trials), meanDuration(agents), meanDuration(refills)
+
+	// The mean number of children open: the area under the open count over the window.
+	slices.SortFunc(edges, func(a, b edge) int { return a.at.Compare(b.at) })
+	open, area, at := 0, 0.0, first
+	for _, e := range edges {
+		area += float64(open) * e.at.Sub(at).Seconds()
+		open += e.delta
+		at = e.at
+	}
+	if w := last.Sub(first).Seconds(); w > 0 {
+		tl.inFlight = area / w
+	}
+	return tl
+}
+
+func meanDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
+
+// report adds the timeline to b's metrics (ms a trial unless said).
+func (tl runTimeline) report(b *testing.B) {
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	b.ReportMetric(tl.inFlight, "in-flight")
+	b.ReportMetric(ms(tl.trial), "trial-ms")
+	b.ReportMetric(ms(tl.agent), "agent-act-ms")
+	b.ReportMetric(ms(tl.trial-tl.agent), "wf-ms")
+	b.ReportMetric(ms(tl.refill), "refill-ms")
+	b.ReportMetric(ms(tl.toFirst+tl.tail), "first+last-ms")
+}
+
+// schedStat is a process's CPU time and the time its threads spent runnable but waiting
+// for a CPU (/proc/PID/task/*/schedstat, Linux; threads that ended are not counted).
+type schedStat struct{ onCPU, waiting time.Duration }
+
+func readSchedStat(pid int) (schedStat, bool) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return schedStat{}, false
+	}
+	var s schedStat
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return schedStat{}, false
+		}
+		on, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return schedStat{}, false
+		}
+		s.onCPU += time.Duration(on)
+		s.waiting += time.Duration(wait)
+	}
+	return s, true
+}
+
+// machineCPU is the whole machine's busy and total CPU time so far (/proc/stat's cpu line).
+type machineCPU struct{ busy, total time.Duration }
+
+func readMachineCPU() (machineCPU, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return machineCPU{}, false
+	}
+	var m machineCPU
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return machineCPU{}, false
+		}
+		d := time.Duration(n) * 10 * time.Millisecond
+		m.total += d
+		if i != 3 && i != 4 { // idle and iowait
+			m.busy += d
+		}
+	}
+	return m, true
+}
+
+func mustSchedStat(b *testing.B, pid int) schedStat {
+	b.Helper()
+	s, ok := readSchedStat(pid)
+	if !ok {
+		b.Fatalf("no /proc/%d/task/*/schedstat to read the server's CPU waits from", pid)
+	}
+	return s
+}
+
+func mustMachineCPU(b *testing.B) machineCPU {
+	b.Helper()
+	m, ok := readMachineCPU()
+	if !ok {
+		b.Fatal("no /proc/stat to read the machine's CPU time from")
+	}
+	return m
+}
+
+// childrenCPU is the user+system time of this process's children that ended and were
+// waited for.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return tv(ru.Utime) + tv(ru.Stime)
+}
