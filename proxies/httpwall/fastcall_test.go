@@ -203,14 +203,7 @@ func serveMCP(t testing.TB, h *hub.Hub, fast bool) string {
 // itself. The script holds what a client must be refused too: no session, a forged or
 // deleted session, another session's id, a body too large, headers the SDK refuses.
 func TestFastHTTPSameAnswers(t *testing.T) {
-	s, err := spec.Load(walltest.ExampleSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conds := walltest.ExampleConditions(t)
 	for _, c := range conds {
 		t.Run(c.ID, func(t *testing.T) {
 			sdkHub, sdkRecord := walltest.NewTrial(t, c.ID)

@@ -10,12 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/record"
-	"github.com/crashwall/chaos/spec"
 )
 
 // FuzzRESTBody posts any body to /tools/update_ticket, twice, under any of the
@@ -23,14 +21,7 @@ import (
 // error only when a fault says so: 503 for a tool failure, 500 for a fault that could
 // not apply ("chaos: ..."). Anything else a body can cause is the client's (4xx).
 func FuzzRESTBody(f *testing.F) {
-	s, err := spec.Load(walltest.ExampleSpec)
-	if err != nil {
-		f.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		f.Fatal(err)
-	}
+	conds := walltest.ExampleConditions(f)
 	for i, body := range []string{
 		`{"field":"priority","value":"urgent"}`, `{"field":"team","value":"payments","extra":[1,{}]}`,
 		``, `null`, `[1]`, `"x"`, `{bad`, `{"field":1,"value":"x"}`, `{"field":"priority"}`,
@@ -79,14 +70,7 @@ func FuzzRESTBody(f *testing.F) {
 // the SDK's handler alone: both must answer the same (status, headers, bytes), count the
 // same calls, faults and contacts, and record the same rows.
 func FuzzFastHTTP(f *testing.F) {
-	s, err := spec.Load(walltest.ExampleSpec)
-	if err != nil {
-		f.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		f.Fatal(err)
-	}
+	conds := walltest.ExampleConditions(f)
 	for i, st := range mcpScript {
 		if st.method == "" && st.session == "" && !st.tooLarge {
 			f.Add(uint8(i), []byte(st.body))

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/proxies/mcpwall"
-	"github.com/crashwall/chaos/spec"
 )
 
 // fastScript is a session whose calls the guard answers itself where it can, and leaves
@@ -49,14 +47,7 @@ var fastScript = []string{
 // calls, faults and contacts (what tells no_tool_call from wall_not_reached) as the same session
 // answered by the SDK alone; and the guard did answer calls itself.
 func TestFastCallSameAnswers(t *testing.T) {
-	s, err := spec.Load(walltest.ExampleSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conds := walltest.ExampleConditions(t)
 	for _, c := range conds {
 		t.Run(c.ID, func(t *testing.T) {
 			sdkHub, sdkRecord := walltest.NewTrial(t, c.ID)

@@ -334,3 +334,18 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// ExampleConditions is every condition of the example spec (ExampleSpec): the
+// fault families on every tool they apply to, for tests that try them all.
+func ExampleConditions(tb testing.TB) []faults.Condition {
+	tb.Helper()
+	s, err := spec.Load(ExampleSpec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conds, err := faults.Generate(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return conds
+}
