@@ -51,9 +51,12 @@ func TestGuardLostUnderRun(t *testing.T) {
 	p := testkit.Start(t, chaosBin, env, "run", specPath, "--only", "clean", "--data-dir", t.TempDir(), "--out", out)
 	exited := func() bool { _, done := p.Exited(); return done }
 
-	testkit.WaitFor(t, runTimeout, "the agent's first write reaching the site", func() bool { return st.Writes() >= 1 || exited() })
-	if exited() {
-		t.Fatalf("chaos run ended before the agent's first write\nstdout:\n%s\nstderr:\n%s", p.Stdout, p.Stderr)
+	// The first save over, its answer read by the agent (GATE.saved): killed any sooner, on a
+	// slow machine, the browser would take the first save's answer with it.
+	saved := func() bool { _, err := os.Stat(gate + ".saved"); return err == nil }
+	testkit.WaitFor(t, runTimeout, "the agent's first save", func() bool { return saved() || exited() })
+	if !saved() {
+		t.Fatalf("chaos run ended before the agent's first save\nstdout:\n%s\nstderr:\n%s", p.Stdout, p.Stderr)
 	}
 	// The browser's main process (its profile is under the worker's TMPDIR), killed alone,
 	// as a crash would end it: its network process may outlive it for a moment.

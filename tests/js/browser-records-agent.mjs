@@ -5,12 +5,12 @@
 //   blind      saves each record once and says DONE for each, whatever the page showed
 //   verifying  then reloads the list: a record it does not find it saves once more; it says
 //              VERIFIED for a record the list shows once, FAILED otherwise
-//   gated      saves the first record, waits until the file CHAOS_TEST_GATE exists (the
-//              test kills the browser meanwhile), then tries to save the others: on its
+//   gated      saves the first record, makes the file CHAOS_TEST_GATE.saved, waits until
+//              the file CHAOS_TEST_GATE exists (the test kills the browser meanwhile), then tries to save the others: on its
 //              connection, then on a new connection to CDP_URL; it says DONE for each
 //              whatever happened (an agent that would write unwatched and claim success)
 import { chromium } from 'playwright-core';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 
 const [cdp, mode, site, tag, ...names] = process.argv.slice(2);
 if (!cdp || !mode || !site || !tag || names.length === 0) {
@@ -83,6 +83,9 @@ switch (mode) {
       process.exit(2);
     }
     await save(names[0]);
+    // GATE.saved tells the test the first save is over (its answer read), so that the
+    // browser is killed only after it, however slow this machine is.
+    writeFileSync(gate + '.saved', '');
     while (!existsSync(gate)) await new Promise((r) => setTimeout(r, 100));
     for (const n of names.slice(1)) {
       try {
