@@ -332,7 +332,8 @@ func TestFastHTTPRefusesAnIDInFlight(t *testing.T) {
 
 // TestFastHTTPClients: the clients that reach the hub over streamable HTTP, the MCP Go
 // SDK's and the stdio bridge (`chaos wall --hub`), get their plain tool calls answered
-// by the guard, recorded with their own transport.
+// by the guard once their session has handled their notifications/initialized, recorded
+// with their own transport.
 func TestFastHTTPClients(t *testing.T) {
 	for _, c := range []struct {
 		transport string
@@ -351,8 +352,11 @@ func TestFastHTTPClients(t *testing.T) {
 			if text, _ := walltest.CallText(t, cs, "read_email", nil); text != walltest.EmailReply {
 				t.Fatalf("read_email: %q", text)
 			}
-			if n := mcpwall.FastAnswered() - before; n != 2 {
-				t.Errorf("the guard answered %d of the client's 2 calls itself", n)
+			// The first may go to the SDK, behind the client's notifications/initialized
+			// if its session has not handled it yet (TestFastHTTPCallsWaitForANotification);
+			// the second comes after that.
+			if n := mcpwall.FastAnswered() - before; n < 1 {
+				t.Errorf("the guard answered %d of the client's 2 calls itself, want the second at least", n)
 			}
 			calls := walltest.ReadRecord(t, path).Calls()
 			if len(calls) != 2 {

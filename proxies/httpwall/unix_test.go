@@ -55,11 +55,14 @@ func TestServeUnix(t *testing.T) {
 	// MCP through the socket: a plain tool call is the guard's, as on the port.
 	mcpClient := walltest.NewRawMCP(t, "http://127.0.0.1:7070/mcp", c)
 	before := mcpwall.FastAnswered()
-	if a := mcpClient.Call(t, callBody("1", "update_ticket", urgent)); !strings.Contains(string(a), `"result"`) {
-		t.Errorf("MCP through the socket: %s", a)
+	// (The first may go to the SDK, behind notifications/initialized: TestFastHTTPCallsWaitForANotification.)
+	for _, id := range []string{"1", "2"} {
+		if a := mcpClient.Call(t, callBody(id, "update_ticket", urgent)); !strings.Contains(string(a), `"result"`) {
+			t.Errorf("MCP through the socket: %s", a)
+		}
 	}
-	if n := mcpwall.FastAnswered() - before; n != 1 {
-		t.Errorf("the guard answered %d of 1 MCP call through the socket", n)
+	if n := mcpwall.FastAnswered() - before; n < 1 {
+		t.Errorf("the guard answered %d of 2 MCP calls through the socket, want the second at least", n)
 	}
 	// A page that rebinds a name still gets nothing: protect checks the Host on every route.
 	resp, err = c.Get("http://evil.example/healthz")

@@ -65,9 +65,37 @@ type httpSession struct {
 	cancel    context.CancelFunc
 
 	// Guarded by httpSessions.mu: the calls in flight, the guard's (with their
-	// cancellation) and the SDK's (how many POSTs carry that id).
-	fast map[jsonrpc.ID]context.CancelFunc
-	sdk  map[jsonrpc.ID]int
+	// cancellation) and the SDK's (how many POSTs carry that id); and queued, the
+	// notifications the SDK took (202) that its session has not handled yet.
+	fast   map[jsonrpc.ID]context.CancelFunc
+	sdk    map[jsonrpc.ID]int
+	queued int
+	owner  *httpSessions
+}
+
+// The SDK answers a POSTed notification 202 at once and hands it to its session's
+// goroutine, which handles it before any message sent after it. A call the guard
+// answered itself would overtake it: a DELETE right after could end the session with
+// the notification never handled, so never counted (Hub.Contact), and the SDK's own
+// order (notifications/initialized before the calls) would not hold. So while a
+// session has a notification queued, its calls go to the SDK too, behind it; the
+// wall's receiving middleware (countContacts) tells the guard when the session has
+// handled it (noticed). A notification the SDK takes but never hands to the middleware
+// (params it cannot read) leaves its session's calls with the SDK: slower, never wrong.
+var guardedSessions sync.Map // *mcp.ServerSession -> *httpSession
+
+// noticed tells the guard that ss has handled a notification (countContacts).
+func noticed(ss mcp.Session) {
+	v, ok := guardedSessions.Load(ss)
+	if !ok {
+		return
+	}
+	sess := v.(*httpSession)
+	sess.owner.mu.Lock()
+	if sess.queued > 0 {
+		sess.queued--
+	}
+	sess.owner.mu.Unlock()
 }
 
 func newHTTPSessions(h *hub.Hub, servers HTTPServers) *httpSessions {
@@ -119,9 +147,9 @@ func (s *httpSessions) answer(w http.ResponseWriter, r *http.Request, msg jsonrp
 		writeDuplicateID(w, req.ID)
 		return true
 	}
-	if sess.sdk[req.ID] > 0 {
+	if sess.sdk[req.ID] > 0 || sess.queued > 0 {
 		s.mu.Unlock()
-		return false // the SDK refuses it itself
+		return false // the SDK refuses it itself, or handles it behind a notification
 	}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	sess.fast[req.ID] = cancel
@@ -208,6 +236,8 @@ func writeDuplicateID(w http.ResponseWriter, id jsonrpc.ID) {
 //   - a call in a live session: its id is in flight until the SDK answers; one whose id
 //     the guard is answering is refused here, as the SDK would refuse it (refused is
 //     true), unless the SDK gets it aliased (a 1.0 beside a 1: the SDK sees another id)
+//   - a notification in a live session: queued until the session has handled it, so
+//     that the session's calls go to the SDK meanwhile (guardedSessions)
 //   - notifications/cancelled of a call the guard is answering: that call's context ends
 //   - initialize without a session: the session the SDK opens is learnt from its answer
 //     (w is then wrapped to read the answer)
@@ -232,7 +262,21 @@ func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonr
 		if req.Method == "notifications/cancelled" {
 			s.cancelCall(sess, req.Params)
 		}
-		return w, nil, false
+		// Queued until the session has handled it (noticed), unless the SDK does not
+		// take it (anything but 202: it never reaches the session).
+		s.mu.Lock()
+		sess.queued++
+		s.mu.Unlock()
+		sw := &statusWriter{ResponseWriter: w}
+		return sw, func() {
+			if sw.status != http.StatusAccepted {
+				s.mu.Lock()
+				if sess.queued > 0 {
+					sess.queued--
+				}
+				s.mu.Unlock()
+			}
+		}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,12 +346,14 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &httpSession{transport: transport, protocol: answer.Result.ProtocolVersion, ctx: ctx, cancel: cancel,
-		fast: map[jsonrpc.ID]context.CancelFunc{}, sdk: map[jsonrpc.ID]int{}}
+		fast: map[jsonrpc.ID]context.CancelFunc{}, sdk: map[jsonrpc.ID]int{}, owner: s}
 	s.mu.Lock()
 	s.live[id] = sess
 	s.mu.Unlock()
+	guardedSessions.Store(ss, sess)
 	go func() {
 		ss.Wait()
+		guardedSessions.Delete(ss)
 		s.end(id)
 	}()
 }
@@ -341,3 +387,25 @@ func (w *initWriter) Write(p []byte) (int, error) {
 }
 
 func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// statusWriter keeps the status the SDK answers a notification with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,11 +39,15 @@ func NewServer(h *hub.Hub, transport string) *mcp.Server {
 
 // countContacts counts every MCP message the wall receives (Hub.Contact), so that a
 // trial without a tool call can tell an agent that never initialized from one that
-// initialized and called nothing.
+// initialized and called nothing; and tells the HTTP guard that a session has handled
+// a notification (noticed).
 func countContacts(h *hub.Hub) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			h.Contact(method)
+			if strings.HasPrefix(method, "notifications/") {
+				noticed(req.GetSession())
+			}
 			return next(ctx, method, req)
 		}
 	}
