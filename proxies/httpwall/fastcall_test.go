@@ -222,20 +222,7 @@ func TestFastHTTPSameAnswers(t *testing.T) {
 					t.Errorf("%s:\n the SDK answers\n%s\n the guard answers\n%s", st.name, sdk[i], fast[i])
 				}
 			}
-			if a, b := sdkHub.Stats(), fastHub.Stats(); a != b {
-				t.Errorf("the SDK's sessions leave the hub's counts %+v, the guard's %+v", a, b)
-			}
-			sdkHub.Close("test over")
-			fastHub.Close("test over")
-			a, b := walltest.RecordRows(t, sdkRecord), walltest.RecordRows(t, fastRecord)
-			if len(a) != len(b) {
-				t.Fatalf("the SDK's sessions recorded %d rows, the guard's %d", len(a), len(b))
-			}
-			for i := range a {
-				if a[i] != b[i] {
-					t.Errorf("record row %d:\n the SDK's sessions %s\n the guard's       %s", i, a[i], b[i])
-				}
-			}
+			walltest.SameEnding(t, sdkHub, sdkRecord, fastHub, fastRecord)
 		})
 	}
 }

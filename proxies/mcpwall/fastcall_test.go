@@ -66,20 +66,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 					t.Errorf("%s\n the SDK answers %s\n the guard answers %s", fastScript[i], sdk[i], fast[i])
 				}
 			}
-			if a, b := sdkHub.Stats(), fastHub.Stats(); a != b {
-				t.Errorf("the SDK's session leaves the hub's counts %+v, the guard's %+v", a, b)
-			}
-			sdkHub.Close("test over")
-			fastHub.Close("test over")
-			a, b := walltest.RecordRows(t, sdkRecord), walltest.RecordRows(t, fastRecord)
-			if len(a) != len(b) {
-				t.Fatalf("the SDK's session recorded %d rows, the guard's %d", len(a), len(b))
-			}
-			for i := range a {
-				if a[i] != b[i] {
-					t.Errorf("record row %d:\n the SDK's session %s\n the guard's       %s", i, a[i], b[i])
-				}
-			}
+			walltest.SameEnding(t, sdkHub, sdkRecord, fastHub, fastRecord)
 		})
 	}
 }

@@ -65,14 +65,7 @@ func NewHub(tb testing.TB, condID string, rec *record.Writer) *hub.Hub {
 // NewHubOn is NewHub with source(spec) behind the wall (nil: the simulated world).
 func NewHubOn(tb testing.TB, condID string, rec *record.Writer, source func(*spec.Spec) hub.ToolSource) *hub.Hub {
 	tb.Helper()
-	s, err := spec.Load(ExampleSpec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conds, err := faults.Generate(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s, conds := example(tb)
 	cond, ok := faults.Find(conds, condID)
 	if !ok {
 		tb.Fatalf("the example has no condition %q", condID)
@@ -339,6 +332,13 @@ func median(ds []time.Duration) time.Duration {
 // fault families on every tool they apply to, for tests that try them all.
 func ExampleConditions(tb testing.TB) []faults.Condition {
 	tb.Helper()
+	_, conds := example(tb)
+	return conds
+}
+
+// example is the example spec and its conditions.
+func example(tb testing.TB) (*spec.Spec, []faults.Condition) {
+	tb.Helper()
 	s, err := spec.Load(ExampleSpec)
 	if err != nil {
 		tb.Fatal(err)
@@ -347,5 +347,27 @@ func ExampleConditions(tb testing.TB) []faults.Condition {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return conds
+	return s, conds
+}
+
+// SameEnding checks that two hubs that served the same script, one through the SDK
+// alone and one through the guard's fast path, end the same: the same counts of calls,
+// faults and contacts, and (once both are closed) the same record rows but for their
+// times.
+func SameEnding(tb testing.TB, sdkHub *hub.Hub, sdkRecord string, fastHub *hub.Hub, fastRecord string) {
+	tb.Helper()
+	if a, b := sdkHub.Stats(), fastHub.Stats(); a != b {
+		tb.Errorf("the SDK alone leaves the hub's counts %+v, the guard's %+v", a, b)
+	}
+	sdkHub.Close("test over")
+	fastHub.Close("test over")
+	a, b := RecordRows(tb, sdkRecord), RecordRows(tb, fastRecord)
+	if len(a) != len(b) {
+		tb.Fatalf("the SDK alone recorded %d rows, the guard %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			tb.Errorf("record row %d:\n the SDK alone %s\n the guard's   %s", i, a[i], b[i])
+		}
+	}
 }
