@@ -86,6 +86,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	identifyBinary() // before the server's own worker starts
 	srv, err := temporal.NewServer(serverOptions(cfg, ports, store, slogLogger{log: logger, gate: s.logGate})...)
 	if err != nil {
 		return nil, fmt.Errorf("build the Temporal server: %w", err)

@@ -71,6 +71,28 @@ func TestServer(t *testing.T) {
 		t.Fatalf("workflow result = %q, want %q", got, "hello chaos")
 	}
 
+	// The worker named its binary without reading it through MD5 (identifyBinary): its
+	// workflow task completions carry BinaryID.
+	t.Run("binary id", func(t *testing.T) {
+		iter := c.GetWorkflowHistory(ctx, "greet-1", "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		seen := 0
+		for iter.HasNext() {
+			e, err := iter.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := e.GetWorkflowTaskCompletedEventAttributes(); a != nil {
+				seen++
+				if got := a.GetWorkerVersion().GetBuildId(); got != BinaryID() {
+					t.Errorf("a workflow task completed by binary %q, want %q", got, BinaryID())
+				}
+			}
+		}
+		if seen == 0 {
+			t.Fatal("no workflow task completed in greet-1's history")
+		}
+	})
+
 	t.Run("ui page", func(t *testing.T) {
 		status, body := httpGet(t, first.UIAddr()+"/")
 		if status != http.StatusOK || !strings.Contains(strings.ToLower(body), "<html") {

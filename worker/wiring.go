@@ -43,6 +43,7 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
 	}
+	identifyBinary()
 	queue := opts.TaskQueue
 	if queue == "" {
 		queue = run.TaskQueue
