@@ -71,20 +71,21 @@ func TestInlineTrialSteps(t *testing.T) {
 		mu.Lock()
 		setupQ = append(setupQ, queueOf(ctx))
 		mu.Unlock()
-		if !in.Light || in.AbortSignal != TrialAbortSignal(in.Trial.ID) {
-			return SetUp{}, temporal.NewNonRetryableApplicationError("want a light inline trial", "bad_input", nil)
+		if !in.Light || in.AbortSignal != TrialAbortSignal(in.Trial.ID) || string(in.Spec.YAML) != "name: t" {
+			return SetUp{}, temporal.NewNonRetryableApplicationError("want a light inline trial with its spec", "bad_input", nil)
 		}
 		return SetUp{Workspace: ws, Queue: hostQ}, nil
 	})
 	env.OnActivity(a.RunWatchedAgent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in AgentInput) (WatchedAgentResult, error) {
 		seen.saw(ctx)
-		if queueOf(ctx) != hostQ || in.Trial.AbortSignal != "abort/"+in.Trial.Trial.ID {
+		// The spec's text stays out of the history at the agent's step (the host has it).
+		if queueOf(ctx) != hostQ || in.Trial.AbortSignal != "abort/"+in.Trial.Trial.ID || len(in.Trial.Spec.YAML) != 0 || in.Trial.Spec.Name != "t" {
 			return WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("agent on "+queueOf(ctx)+" with signal "+in.Trial.AbortSignal, "bad_input", nil)
 		}
 		r := TrialResult{ID: in.Trial.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
 		return WatchedAgentResult{Result: &r}, nil
 	})
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 2)})
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 2), Spec: SpecRef{Name: "t", YAML: []byte("name: t")}})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, *written, 3)
 	for _, r := range *written {

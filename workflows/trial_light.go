@@ -173,7 +173,14 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	agentCtx = step(agentCtx, "agent")
-	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub, Finish: true})
+	agentTrial := in
+	if attempt > 0 {
+		// The spec's text stays out of the experiment's history at this step: the hub's
+		// worker has it from the set-up (activities specOf). (A child's history carried
+		// it once a trial; inline, every trial's every step would.)
+		agentTrial.Spec.YAML = nil
+	}
+	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: agentTrial, Workspace: ws, Hub: su.Hub, Finish: true})
 
 	var out WatchedAgentResult
 	var agentErr error
