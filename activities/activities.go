@@ -78,8 +78,10 @@ type Activities struct {
 
 // liveTrial is the running part of a trial: its hub, served over HTTP.
 type liveTrial struct {
-	spec   *spec.Spec
-	ref    run.SpecRef // the spec as the trial's set-up got it (specOf)
+	spec *spec.Spec
+	ref  run.SpecRef // the spec as the trial's set-up got it (specOf)
+	// info is the hub's details, kept for an inline trial's agent (SetUpTrial).
+	info   run.HubInfo
 	hub    *hub.Hub
 	srv    *httpwall.Server
 	record string // the record's path
