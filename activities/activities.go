@@ -78,7 +78,10 @@ type Activities struct {
 
 // liveTrial is the running part of a trial: its hub, served over HTTP.
 type liveTrial struct {
-	spec   *spec.Spec
+	spec *spec.Spec
+	ref  run.SpecRef // the spec as the trial's set-up got it (specOf)
+	// info is the hub's details, kept for an inline trial's agent (SetUpTrial).
+	info   run.HubInfo
 	hub    *hub.Hub
 	srv    *httpwall.Server
 	record string // the record's path
@@ -194,6 +197,20 @@ func (lt *liveTrial) stop(reason string) error {
 
 // parseSpec reads the spec the trial carries. A spec with mistakes cannot be fixed by a
 // retry.
+// specOf parses the trial's spec: from its input, or, where the input leaves the spec's
+// text out, from the live trial this worker set up. An inline trial's agent step does
+// (workflows/trial_inline.go): the experiment's history would carry the text at every step
+// of every trial, where a child's carried it once.
+func (a *Activities) specOf(in run.TrialInput) (*spec.Spec, error) {
+	ref := in.Spec
+	if len(ref.YAML) == 0 {
+		if lt := a.live(in.Key()); lt != nil {
+			ref = lt.ref
+		}
+	}
+	return parseSpec(ref)
+}
+
 func parseSpec(ref run.SpecRef) (*spec.Spec, error) {
 	name := ref.Path
 	if name == "" {

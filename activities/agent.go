@@ -34,7 +34,7 @@ const stopGrace = 3 * time.Second
 // A command that cannot start is reported in AgentResult.Error, not as an error. A
 // cancelled activity returns ctx.Err() once the agent is dead.
 func (a *Activities) RunAgent(ctx context.Context, in run.AgentInput) (run.AgentResult, error) {
-	s, err := parseSpec(in.Trial.Spec)
+	s, err := a.specOf(in.Trial)
 	if err != nil {
 		return run.AgentResult{}, err
 	}

@@ -133,7 +133,7 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	lt := &liveTrial{spec: s, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
+	lt := &liveTrial{spec: s, ref: t.Spec, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
 	if model != nil {
 		lt.model, lt.llmURL = model, srv.URL+httpwall.ModelPrefix
 	}

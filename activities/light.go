@@ -82,6 +82,12 @@ func (a *Activities) giveSlot(key string) {
 // Result. A Verify that fails leaves Result nil, and the workflow runs FinishTrial.
 func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
 	lt := a.live(in.Trial.Key())
+	if in.Hub.URL == "" && in.Hub.Command == "" && lt != nil {
+		// An inline trial's: its set-up left them here (SetUpTrial).
+		a.mu.Lock()
+		in.Hub = lt.info
+		a.mu.Unlock()
+	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var w run.WatchResult

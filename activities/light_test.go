@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // A light trial's slots: MaxTrials at once, a retried SetUpTrial keeps its slot, a worker
@@ -67,5 +68,24 @@ func TestLightSteps(t *testing.T) {
 	checkFinished(t, a, in, su, *out.Result, "RunWatchedAgent finished the trial")
 	if n := len(a.slots); n != 0 {
 		t.Errorf("%d slots held after the trial, want 0", n)
+	}
+}
+
+// TestSpecOfTheLiveTrial: an inline trial's agent step carries no spec text; the worker
+// that set the trial up reads it from the live trial (with its --profile), and a step
+// without it on a worker that has no such trial is refused as bad input.
+func TestSpecOfTheLiveTrial(t *testing.T) {
+	a := &Activities{}
+	in := run.TrialInput{RunID: "r", Trial: spec.TrialPlan{ID: "main/clean/1"}, Spec: run.SpecRef{Name: "support-ticket"}}
+	if _, err := a.specOf(in); err == nil {
+		t.Fatal("a step with no spec text and no live trial was given a spec")
+	}
+	a.keep(in.Key(), &liveTrial{ref: run.SpecRef{Name: "support-ticket", YAML: exampleYAML(t), Profile: "claude-code"}})
+	s, err := a.specOf(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "support-ticket" || s.Agent.Profile != "claude-code" {
+		t.Errorf("the live trial's spec: name %q, profile %q", s.Name, s.Agent.Profile)
 	}
 }

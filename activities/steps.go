@@ -50,6 +50,17 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 		}
 		return run.SetUp{Workspace: ws, HubError: err.Error(), Queue: a.HostQueue}, nil
 	}
+	if in.AbortSignal != "" {
+		// A trial run inline (workflows/trial_inline.go): the hub's details (its URL, the
+		// filled-in command, the tokens) stay on this worker, where the trial's agent runs
+		// (RunWatchedAgent takes them from the live trial), out of the experiment's history.
+		a.mu.Lock()
+		if lt := a.trials[in.Key()]; lt != nil {
+			lt.info = hub
+		}
+		a.mu.Unlock()
+		return run.SetUp{Workspace: ws, Queue: a.HostQueue}, nil
+	}
 	return run.SetUp{Workspace: ws, Hub: hub, Queue: a.HostQueue}, nil
 }
 

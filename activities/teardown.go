@@ -26,6 +26,8 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 	}
 	defer a.giveSlot(in.Trial.Key())
 	var errs []error
+	// Read while the live trial is here: an inline trial's step carries no spec text.
+	s, specErr := a.specOf(in.Trial)
 	if lt := a.drop(in.Trial.Key()); lt != nil {
 		if err := lt.stop(reason); err != nil {
 			errs = append(errs, fmt.Errorf("close the hub: %w", err))
@@ -34,7 +36,7 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 	}
 	// The agent's container, if it runs in one, goes whatever ended the trial (this
 	// attempt's, or an earlier attempt's on a worker that died).
-	if s, err := parseSpec(in.Trial.Spec); err == nil && s.Agent.IsDocker() {
+	if specErr == nil && s.Agent.IsDocker() {
 		if err := a.removeTrialContainers(ctx, in.Trial); err != nil {
 			errs = append(errs, fmt.Errorf("remove the agent's container: %w", err))
 		}

@@ -52,7 +52,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 		}
 	}
 
-	s, err := parseSpec(in.Trial.Spec)
+	s, err := a.specOf(in.Trial)
 	if err != nil {
 		noVerdict("the spec cannot be read: " + err.Error())
 	}

@@ -40,7 +40,7 @@ func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (r
 	// The stream drops rows nobody reads (before the watcher started, between two
 	// attempts, or when it falls behind): the record on disk fills the gaps.
 	if reason := w.catchUp(0); reason != "" {
-		return a.abort(ctx, log, reason)
+		return a.abort(ctx, log, in.Trial, reason)
 	}
 
 	var clock <-chan time.Time
@@ -63,13 +63,13 @@ func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (r
 				continue
 			}
 			if reason := w.catchUp(r.Seq); reason != "" {
-				return a.abort(ctx, log, reason)
+				return a.abort(ctx, log, in.Trial, reason)
 			}
 			if reason := w.see(r); reason != "" {
-				return a.abort(ctx, log, reason)
+				return a.abort(ctx, log, in.Trial, reason)
 			}
 		case <-clock:
-			return a.abort(ctx, log, fmt.Sprintf("the trial ran longer than its wall clock limit of %s (limits.wall_clock)", w.limits.WallClock))
+			return a.abort(ctx, log, in.Trial, fmt.Sprintf("the trial ran longer than its wall clock limit of %s (limits.wall_clock)", w.limits.WallClock))
 		case <-tick.C:
 			if beat {
 				heartbeat(ctx, w.calls)
@@ -78,13 +78,14 @@ func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (r
 	}
 }
 
-// abort signals the trial workflow to abort, when there is a client to do it with.
-// The reason is returned either way, so the workflow learns it from the result too.
-func (a *Activities) abort(ctx context.Context, log *slog.Logger, reason string) (run.WatchResult, error) {
+// abort signals the trial's workflow to abort it (run.AbortSignalOf: the trial's own
+// signal when it runs inline in its experiment's workflow), when there is a client to do
+// it with. The reason is returned either way, so the workflow learns it from the result too.
+func (a *Activities) abort(ctx context.Context, log *slog.Logger, trial run.TrialInput, reason string) (run.WatchResult, error) {
 	log.Warn("aborting the trial", "reason", reason)
 	if a.Client != nil && activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
-		err := a.Client.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, run.SignalAbort, reason)
+		err := a.Client.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, run.AbortSignalOf(trial), reason)
 		if err != nil {
 			log.Warn("could not signal the trial to abort", "reason", reason, "error", err)
 		}

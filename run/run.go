@@ -168,6 +168,22 @@ type TrialInput struct {
 	// LocalSetUp: a light trial's SetUpTrial runs as a local activity, in the workflow task
 	// of the worker that takes the trial (workflows/trial_light.go setUpLight). Set as Light is.
 	LocalSetUp bool `json:"local_setup,omitempty"`
+	// AbortSignal is the signal that aborts this trial, set when the trial runs inline in
+	// its experiment's workflow (workflows/trial_inline.go): TrialAbortSignal of its id.
+	// "" for a trial that is a workflow of its own, aborted by SignalAbort.
+	AbortSignal string `json:"abort_signal,omitempty"`
+}
+
+// TrialAbortSignal is the signal that aborts one trial run inline in its experiment's
+// workflow (SignalAbort there aborts the whole run).
+func TrialAbortSignal(trialID string) string { return SignalAbort + "/" + trialID }
+
+// AbortSignalOf is the signal that aborts the trial in.
+func AbortSignalOf(in TrialInput) string {
+	if in.AbortSignal != "" {
+		return in.AbortSignal
+	}
+	return SignalAbort
 }
 
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for

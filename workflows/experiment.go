@@ -35,6 +35,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	onDisk := workflow.GetVersion(ctx, resultsOnDisk, workflow.DefaultVersion, 1) == 1
 	light := workflow.GetVersion(ctx, lightTrial, workflow.DefaultVersion, 1) == 1 // trial_light.go
 	localSetUp := light && workflow.GetVersion(ctx, localSetUpTrial, workflow.DefaultVersion, 1) == 1
+	inline := localSetUp && workflow.GetVersion(ctx, inlineTrials, workflow.DefaultVersion, 1) == 1 // trial_inline.go
 	results := append([]TrialResult(nil), in.Results...)
 	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
 	for _, r := range in.Results {
@@ -95,17 +96,26 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	startedHere := 0
 	start := func(i int) {
 		t := in.Plan.Trials[br.trial(i)]
-		cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
-			WorkflowID:            TrialWorkflowID(in.RunID, t.ID),
-			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-			WaitForCancellation:   true,
-			RetryPolicy:           trialRetry(light),
-		})
-		fut := workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, TrialInput{
+		tin := TrialInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
 			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, LocalSetUp: localSetUp, BranchFrom: br.from(t),
-		})
+		}
+		var fut workflow.Future
+		if inline {
+			tin.AbortSignal = TrialAbortSignal(t.ID)
+			f, settle := workflow.NewFuture(childCtx)
+			workflow.Go(childCtx, func(c workflow.Context) { settle.Set(inlineTrial(c, tin)) })
+			fut = f
+		} else {
+			cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
+				WorkflowID:            TrialWorkflowID(in.RunID, t.ID),
+				WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+				WaitForCancellation:   true,
+				RetryPolicy:           trialRetry(light),
+			})
+			fut = workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, tin)
+		}
 		running++
 		br.started(t)
 		startedHere++

@@ -61,6 +61,7 @@ func newExperimentEnvWrites(t *testing.T, child func(workflow.Context, TrialInpu
 		child = f.child
 	}
 	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(child)
+	standIn(t, child)
 	agg := &AggregateInput{}
 	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(func(_ context.Context, in AggregateInput) (Summary, error) {
 		*agg = in
@@ -72,6 +73,13 @@ func newExperimentEnvWrites(t *testing.T, child func(workflow.Context, TrialInpu
 		return nil
 	}).Maybe()
 	return env, f, agg, &written
+}
+
+// standIn makes each attempt of an inline trial (trial_inline.go) run trial, as the
+// tests' mocked TrialWorkflow does for a trial of its own.
+func standIn(t *testing.T, trial func(workflow.Context, TrialInput) (TrialResult, error)) {
+	runAttempt = func(ctx workflow.Context, in TrialInput, _ int) (TrialResult, error) { return trial(ctx, in) }
+	t.Cleanup(func() { runAttempt = runLightTrial })
 }
 
 func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
@@ -162,12 +170,14 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 	env.RegisterWorkflow(TrialWorkflow)
 	env.RegisterActivity(a)
 	started := 0
-	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	trial := func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		started++
 		_ = workflow.Sleep(ctx, time.Minute)
 		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeFailed, Verdict: "no_verdict",
 			Model: &run.ModelResult{Fault: "llm_error_single", NeverCalled: in.Trial.Rep == 2}}, nil
-	})
+	}
+	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(trial)
+	standIn(t, trial)
 	recorded := 0
 	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
 		recorded++

@@ -218,7 +218,7 @@ func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	var agentRes AgentResult
 	var agentErr error
 	var agentDone bool
-	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, agentFut, &agentRes)
+	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, SignalAbort, agentFut, &agentRes)
 	// The agent may end (cancelled with the run, or failed) in the same moment the run is
 	// cancelled: the trial was still aborted, never failed.
 	if abortReason == "" && ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {

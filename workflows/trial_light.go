@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -42,6 +43,15 @@ type WatchedAgentResult = run.WatchedAgentResult
 // left (activities.ErrWorkerBusy): the attempt ends with ErrWorkerLost and the experiment
 // runs the trial again, from a fresh folder.
 func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	return runLightTrial(ctx, in, 0)
+}
+
+// runLightTrial is a light trial's body. attempt is 0 for a trial that is a workflow of its
+// own (lightTrialWorkflow); else the trial runs inline in its experiment's workflow
+// (trial_inline.go) and this is its attempt: its set-up is then a scheduled activity on
+// the shared queue, each of its steps has an activity id named by trial, step and
+// attempt, and its abort signal is the trial's own (in.AbortSignal).
+func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, error) {
 	logger := workflow.GetLogger(ctx)
 	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
 	agentTimeout, heartbeatTimeout := trialTimeouts(in)
@@ -53,6 +63,20 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	}
 	setupCtx := workflow.WithActivityOptions(ctx, quick)
 	hostCtx := setupCtx // the set-up worker's queue, once known
+	// step names an inline trial's step (its activity id: unique in the experiment's
+	// history, readable in the web UI); a trial of its own keeps the SDK's ids.
+	step := func(c workflow.Context, name string) workflow.Context {
+		if attempt == 0 {
+			return c
+		}
+		o := workflow.GetActivityOptions(c)
+		o.ActivityID = fmt.Sprintf("%s/%s/%d", in.Trial.ID, name, attempt)
+		return workflow.WithActivityOptions(c, o)
+	}
+	signal := SignalAbort
+	if attempt > 0 {
+		signal = in.AbortSignal
+	}
 
 	var ws Workspace
 	var abortReason string
@@ -98,13 +122,13 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 		// Teardown always runs, on the hub's worker, even when the trial was cancelled.
 		dctx, cancel := workflow.NewDisconnectedContext(hostCtx)
 		defer cancel()
-		err := workflow.ExecuteActivity(dctx, a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
+		err := workflow.ExecuteActivity(step(dctx, "teardown"), a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
 		if err != nil {
 			logger.Warn("teardown failed", "trial", in.Trial.ID, "error", err)
 		}
 	}()
 	finish := func(c workflow.Context, verify VerifyInput) (TrialResult, error) {
-		res, err := finishLight(c, verify, result, &tornDown)
+		res, err := finishLight(step(c, "finish"), verify, result, &tornDown)
 		if err != nil && lost(err) {
 			return retry("verify", err)
 		}
@@ -121,7 +145,7 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 	}
 
 	var su SetUp
-	if err := setUpLight(ctx, setupCtx, in, quick, &su); err != nil {
+	if err := setUpLight(ctx, step(setupCtx, "set-up"), in, attempt > 0, quick, &su); err != nil {
 		if ctx.Err() == nil && lost(err) {
 			return retry("set up", err)
 		}
@@ -148,12 +172,20 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: in, Workspace: ws, Hub: su.Hub, Finish: true})
+	agentCtx = step(agentCtx, "agent")
+	agentTrial := in
+	if attempt > 0 {
+		// The spec's text stays out of the experiment's history at this step: the hub's
+		// worker has it from the set-up (activities specOf). (A child's history carried
+		// it once a trial; inline, every trial's every step would.)
+		agentTrial.Spec.YAML = nil
+	}
+	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: agentTrial, Workspace: ws, Hub: su.Hub, Finish: true})
 
 	var out WatchedAgentResult
 	var agentErr error
 	var agentDone bool
-	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, agentFut, &out)
+	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, signal, agentFut, &out)
 	if abortReason == "" && ctx.Err() != nil {
 		abortReason = "the run was cancelled"
 	}
@@ -189,7 +221,9 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 }
 
 // setUpLight runs SetUpTrial: a scheduled activity on the shared queue (setupCtx), or,
-// with in.LocalSetUp, a local activity in the worker that runs this workflow task.
+// with in.LocalSetUp and not inline, a local activity in the worker that runs this
+// workflow task. (Inline, that worker is the one that holds the experiment's sticky
+// workflow task: every trial of the run would be set up, and so run, on it.)
 //
 // Why local: the worker that takes a trial's first workflow task sets the trial up in
 // that task and schedules the agent in the same task's completion, where a scheduled
@@ -199,8 +233,8 @@ func lightTrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error
 // runs it names its own queue as before (SetUp.Queue). A worker lost during it takes
 // the workflow task with it: the task times out and another worker runs the set-up
 // again, as a retried SetUpTrial was.
-func setUpLight(ctx, setupCtx workflow.Context, in TrialInput, quick workflow.ActivityOptions, su *SetUp) error {
-	if !in.LocalSetUp {
+func setUpLight(ctx, setupCtx workflow.Context, in TrialInput, inline bool, quick workflow.ActivityOptions, su *SetUp) error {
+	if !in.LocalSetUp || inline {
 		return workflow.ExecuteActivity(setupCtx, a.SetUpTrial, in).Get(ctx, su)
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{

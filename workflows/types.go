@@ -44,4 +44,5 @@ const (
 var (
 	ExperimentWorkflowID = run.ExperimentWorkflowID
 	TrialWorkflowID      = run.TrialWorkflowID
+	TrialAbortSignal     = run.TrialAbortSignal
 )

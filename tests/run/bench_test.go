@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/crashwall/chaos/run"
@@ -256,22 +257,36 @@ func endedTrials(out string) []string {
 	return ended
 }
 
-// lostAttempts counts the trial workflow runs that ended failed on the server at addr: in
-// a run with no failed trial, each is an attempt lost (worker_lost) and run again.
+// lostAttempts counts the trial attempts lost (worker_lost) and run again on the server at
+// addr: the set-ups of a trial's second and later attempts in the runs' histories (trials
+// run inline, workflows/trial_inline.go).
 func lostAttempts(b *testing.B, addr string) int {
 	c := testkit.DialTemporal(b, addr)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	n := 0
-	req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='TrialWorkflow' AND ExecutionStatus='Failed'"}
+	req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='ExperimentWorkflow'"}
 	for {
 		resp, err := c.ListWorkflow(ctx, req)
 		if err != nil {
 			b.Logf("count the lost trial attempts: %v", err)
 			return -1
 		}
-		n += len(resp.GetExecutions())
+		for _, e := range resp.GetExecutions() {
+			it := c.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					b.Logf("count the lost trial attempts: %v", err)
+					return -1
+				}
+				id := ev.GetActivityTaskScheduledEventAttributes().GetActivityId()
+				if _, attempt, ok := strings.Cut(id, "/set-up/"); ok && attempt != "1" {
+					n++
+				}
+			}
+		}
 		if len(resp.GetNextPageToken()) == 0 {
 			return n
 		}

@@ -25,8 +25,8 @@ import (
 const historiesDir = "../../workflows/testdata"
 
 // TestRecordHistories runs a small experiment on the embedded server (clean and
-// phantom_success, blind agent) and replays the histories of its ExperimentWorkflow and
-// of one TrialWorkflow with the workflows of this tree: the code replays what it writes.
+// phantom_success, blind agent) and replays the history of its ExperimentWorkflow, where
+// its trials ran inline, with the workflows of this tree: the code replays what it writes.
 // With -update-histories it also writes them, in the JSON of `temporal workflow show
 // --output json`, to workflows/testdata, where TestReplay keeps later changes honest.
 func TestRecordHistories(t *testing.T) {
@@ -42,13 +42,12 @@ func TestRecordHistories(t *testing.T) {
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	histories := []struct{ file, workflowID string }{
-		// A light trial's with its SetUpTrial a local activity (workflows/trial_light.go
-		// setUpLight). experiment.history.json and trial.history.json are a run's from
-		// before the light trial (session, six activities), experiment-light and
-		// trial-light from before the local set-up: kept so that runs started by older
-		// binaries are known to replay.
-		{"experiment-local.history.json", run.ExperimentWorkflowID(runID)},
-		{"trial-local.history.json", run.TrialWorkflowID(runID, trialIDs(exampleCells(t)[:1], conds[1:])[0])},
+		// A run whose trials ran inline (workflows/trial_inline.go). The others in
+		// workflows/testdata are kept so that runs started by older binaries are known to
+		// replay: experiment.history.json and trial.history.json from before the light
+		// trial (session, six activities), experiment-light and trial-light from before
+		// its local set-up, experiment-local and trial-local from before inline trials.
+		{"experiment-inline.history.json", run.ExperimentWorkflowID(runID)},
 	}
 	for _, h := range histories {
 		t.Run(h.file, func(t *testing.T) {

@@ -11,14 +11,16 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/crashwall/chaos/run"
 )
 
 // runTimeline is where a finished run's time went, read from its histories: the
-// ExperimentWorkflow's and each of its TrialWorkflow children's (BenchmarkRunThroughput
-// reports it beside the run's time, so that a slow run says why).
+// ExperimentWorkflow's, where a new run's trials run inline (their steps' activities,
+// inlineSpans), or each of its TrialWorkflow children's (BenchmarkRunThroughput reports it
+// beside the run's time, so that a slow run says why).
 type runTimeline struct {
 	span     time.Duration // the experiment's workflow, started to closed
 	toFirst  time.Duration // the experiment's start to its first child's start
@@ -56,8 +58,25 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 			}
 		}
 	}
+	var spans []trialSpan
 	if len(kids) == 0 {
-		t.Fatalf("run %s started no trial", runID)
+		spans = inlineSpans(parent)
+		if len(spans) == 0 {
+			t.Fatalf("run %s started no trial", runID)
+		}
+		// The parent's gap between a trial's end and the next trial's start.
+		slices.SortFunc(spans, func(a, b trialSpan) int { return a.start.Compare(b.start) })
+		for i, sp := range spans {
+			var lastEnd time.Time
+			for _, before := range spans[:i] {
+				if !before.end.After(sp.start) && before.end.After(lastEnd) {
+					lastEnd = before.end
+				}
+			}
+			if !lastEnd.IsZero() && i > 0 && !spans[i-1].start.After(lastEnd) {
+				refills = append(refills, sp.start.Sub(lastEnd))
+			}
+		}
 	}
 
 	type edge struct {
@@ -67,6 +86,17 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 	var edges []edge
 	var trials, agents []time.Duration
 	first, last := time.Time{}, time.Time{}
+	for _, sp := range spans {
+		edges = append(edges, edge{sp.start, 1}, edge{sp.end, -1})
+		trials = append(trials, sp.end.Sub(sp.start))
+		agents = append(agents, sp.agent)
+		if first.IsZero() || sp.start.Before(first) {
+			first = sp.start
+		}
+		if sp.end.After(last) {
+			last = sp.end
+		}
+	}
 	for _, id := range kids {
 		h := fetchHistory(t, c, id).Events
 		start, end := h[0].EventTime.AsTime(), h[len(h)-1].EventTime.AsTime()
@@ -113,6 +143,73 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 		tl.inFlight = area / w
 	}
 	return tl
+}
+
+// trialSpan is one inline trial in its experiment's history: from its first step's
+// scheduling to its last step's close, its agent's activity (started to completed) and
+// how many activities it scheduled.
+type trialSpan struct {
+	id         string
+	start, end time.Time
+	agent      time.Duration
+	activities int
+}
+
+// inlineSpans reads the trials of an experiment whose trials ran inline: each step is an
+// activity whose id is <trial id>/<step>/<attempt> (workflows/trial_inline.go).
+func inlineSpans(events []*historypb.HistoryEvent) []trialSpan {
+	byID := map[string]*trialSpan{}
+	var order []string
+	trialOf := map[int64]string{} // scheduled event id -> trial id
+	agentStep := map[int64]bool{}
+	started := map[int64]time.Time{}
+	for _, e := range events {
+		at := e.EventTime.AsTime()
+		var sched int64
+		switch e.EventType {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			a := e.GetActivityTaskScheduledEventAttributes()
+			parts := strings.Split(a.GetActivityId(), "/")
+			if len(parts) < 3 {
+				continue
+			}
+			id := strings.Join(parts[:len(parts)-2], "/")
+			sp := byID[id]
+			if sp == nil {
+				sp = &trialSpan{id: id, start: at}
+				byID[id] = sp
+				order = append(order, id)
+			}
+			sp.activities++
+			trialOf[e.EventId] = id
+			agentStep[e.EventId] = agentActivities[a.GetActivityType().GetName()]
+			continue
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			started[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()] = at
+			continue
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			sched = e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+			if agentStep[sched] {
+				byID[trialOf[sched]].agent += at.Sub(started[sched])
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			sched = e.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			sched = e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			sched = e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
+		default:
+			continue
+		}
+		if id, ok := trialOf[sched]; ok && at.After(byID[id].end) {
+			byID[id].end = at
+		}
+	}
+	out := make([]trialSpan, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byID[id])
+	}
+	return out
 }
 
 func meanDuration(ds []time.Duration) time.Duration {

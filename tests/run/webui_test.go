@@ -14,7 +14,8 @@ import (
 )
 
 // TestWebUI starts `chaos server` with its web UI on a free port, runs a small experiment
-// on it, and finds the run and its trials in the UI's API and in `chaos runs`.
+// on it, and finds the run in the UI's API and in `chaos runs`, and its trials' steps in
+// the run's history, named by trial (trials run inline: no workflow of their own).
 func TestWebUI(t *testing.T) {
 	env := testkit.Env(t)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
@@ -46,9 +47,6 @@ func TestWebUI(t *testing.T) {
 	}
 	api := srv.UI + "/api/v1/namespaces/default/workflows"
 	want := map[string]string{experiment: "ExperimentWorkflow"}
-	for _, id := range trialIDs(exampleCells(t), conds) {
-		want[run.TrialWorkflowID(runID, id)] = "TrialWorkflow"
-	}
 	var missing []string
 	// Visibility is written just after the workflows close.
 	testkit.WaitFor(t, 30*time.Second, "the run's workflows in "+api, func() bool {
@@ -74,12 +72,26 @@ func TestWebUI(t *testing.T) {
 				missing = append(missing, id+" is not listed")
 			case e.Type.Name != typ:
 				t.Fatalf("%s is a %s, want %s", id, e.Type.Name, typ)
-			case typ == "TrialWorkflow" && (e.ParentExecution == nil || e.ParentExecution.WorkflowID != experiment):
-				t.Fatalf("trial %s is not a child of %s: %+v", id, experiment, e.ParentExecution)
+			}
+		}
+		for id, e := range got {
+			if e.ParentExecution != nil && e.ParentExecution.WorkflowID == experiment {
+				t.Fatalf("%s is a child workflow of the run (%s): trials run inline", id, e.Type.Name)
 			}
 		}
 		return len(missing) == 0
 	})
+	c := testkit.DialTemporal(t, srv.Addr)
+	defer c.Close()
+	steps := map[string]bool{}
+	for _, sp := range inlineSpans(fetchHistory(t, c, experiment).Events) {
+		steps[sp.id] = sp.activities > 0
+	}
+	for _, id := range trialIDs(exampleCells(t), conds) {
+		if !steps[id] {
+			t.Errorf("trial %s has no step in the run's history (trials seen: %v)", id, steps)
+		}
+	}
 
 	runs := runChaos(t, env, time.Minute, "runs", "--temporal", srv.Addr, "--data-dir", data)
 	runs.MustSucceed(t, "chaos runs")
