@@ -251,7 +251,7 @@ func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonr
 		if req.Method != "initialize" || !req.IsCall() {
 			return w, nil, false
 		}
-		iw := &initWriter{ResponseWriter: w}
+		iw := &initWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		return iw, func() { s.learn(r, iw) }, false
 	}
 	sess := s.lookup(sessionID)
@@ -360,33 +360,20 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 
 // initWriter keeps the status and the body of the SDK's answer to an initialize.
 type initWriter struct {
-	http.ResponseWriter
-	status int
-	body   []byte
+	statusWriter
+	body []byte
 }
 
 // maxInitAnswer bounds what initWriter keeps: an initialize answer is a few hundred
 // bytes.
 const maxInitAnswer = 64 << 10
 
-func (w *initWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
 func (w *initWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
 	if len(w.body)+len(p) <= maxInitAnswer {
 		w.body = append(w.body, p...)
 	}
-	return w.ResponseWriter.Write(p)
+	return w.statusWriter.Write(p)
 }
-
-func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // statusWriter keeps the status the SDK answers a notification with.
 type statusWriter struct {
