@@ -7,14 +7,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/crashwall/chaos/activities"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background())
 	defer stop()
 	stopProfile := startCPUProfile()
 	// This executable is chaos: its workers may run agents under `chaos reap`.

@@ -173,8 +173,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 				hub.Close("signal: " + sig.String())
 				return &ExitError{Code: 128 + int(sig.(syscall.Signal)), Err: fmt.Errorf("stopped by %s; the record is closed", sig)}
 			case <-ctx.Done():
-				hub.Close("stopped: " + context.Cause(ctx).Error())
-				return nil
+				return stopWall(ctx, hub)
 			}
 		}
 		if cerr := hub.Close(reason); err == nil {
@@ -185,7 +184,18 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 		hub.Close("signal: " + sig.String())
 		return &ExitError{Code: 128 + int(sig.(syscall.Signal)), Err: fmt.Errorf("stopped by %s; the record is closed", sig)}
 	case <-ctx.Done():
-		hub.Close("stopped: " + context.Cause(ctx).Error())
-		return nil
+		return stopWall(ctx, hub)
 	}
+}
+
+// stopWall closes the record when the command's context ends. A signal that the root
+// context caught (SIGINT, SIGTERM) reaches the wall's own channel too, and either may
+// be seen first: both end in 128+N.
+func stopWall(ctx context.Context, h *hub.Hub) error {
+	if sig, ok := stoppedBy(ctx); ok {
+		h.Close("signal: " + sig.String())
+		return &ExitError{Code: 128 + int(sig), Err: fmt.Errorf("stopped by %s; the record is closed", sig)}
+	}
+	h.Close("stopped: " + context.Cause(ctx).Error())
+	return nil
 }
