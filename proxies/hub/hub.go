@@ -201,6 +201,14 @@ func (h *Hub) Knows(name string) bool {
 	return ok
 }
 
+// InMemory says whether every call is answered from memory (the spec's simulated world,
+// not real servers): a call then never waits on anything but the record's write, and a
+// transport may run it on its reading goroutine.
+func (h *Hub) InMemory() bool {
+	_, ok := h.world.(*world.World)
+	return ok
+}
+
 // State is a copy of the world's current state.
 func (h *Hub) State() map[string]any { return h.world.State() }
 

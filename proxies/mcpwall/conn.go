@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,6 +48,9 @@ type guardConn struct {
 
 	wmu sync.Mutex
 	out io.Writer
+	// try writes once without waiting for the stream to take it (n < len(p) and an
+	// error that is errWouldBlock when it is full); nil when out cannot be tried so.
+	try func(p []byte) (int, error)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -77,9 +81,21 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 		closed:   make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	in, c.onClose = pollable(in)
-	if c.onClose != nil {
+	in, closeIn := pollable(in)
+	if closeIn != nil {
 		c.br.Reset(in)
+	}
+	var closeOut func()
+	c.out, c.try, closeOut = tryable(out)
+	if closeIn != nil || closeOut != nil {
+		c.onClose = func() {
+			if closeIn != nil {
+				closeIn()
+			}
+			if closeOut != nil {
+				closeOut()
+			}
+		}
 	}
 	if d, ok := in.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		c.deadline = d.SetReadDeadline
@@ -340,6 +356,45 @@ func (c *guardConn) write(p []byte) error {
 	return err
 }
 
+// answerNow writes the answer to a call the guard took, from the reading goroutine,
+// without ever waiting on the client: a client may write many requests before it reads
+// an answer, and a reader blocked on a full stdout would no longer read them (both
+// pipes full: a deadlock the SDK's goroutine a request never meets). The line is
+// written at once when the stream takes it whole (the common case, no goroutine, no
+// hand-off); what the stream does not take, or a line behind another writer, is written
+// by a goroutine of its own, as every SDK answer is.
+func (c *guardConn) answerNow(resp *jsonrpc.Response) {
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil || c.try == nil {
+		go c.Write(c.ctx, resp)
+		return
+	}
+	data = append(c.ids.restoreID(resp.ID, data), '\n')
+	if c.ctx.Err() == nil && c.wmu.TryLock() {
+		n, err := c.try(data)
+		if n == len(data) || err != nil && !errors.Is(err, errWouldBlock) {
+			// Whole, or a broken stream (as for an SDK answer, the session's end says so).
+			c.wmu.Unlock()
+			c.ids.answered(resp.ID)
+			return
+		}
+		// The rest goes on before any other line: the lock passes to the goroutine.
+		rest := data[n:]
+		go func() {
+			c.out.Write(rest)
+			c.wmu.Unlock()
+			c.ids.answered(resp.ID)
+		}()
+		return
+	}
+	go func() {
+		if c.ctx.Err() == nil {
+			c.write(data)
+		}
+		c.ids.answered(resp.ID)
+	}()
+}
+
 // Close ends a Read waiting for input. It leaves the stream open: its owner closes it.
 func (c *guardConn) Close() error {
 	c.closeOnce.Do(func() {
@@ -503,6 +558,40 @@ func skipJSONValue(b []byte, i int) int {
 		}
 		return i
 	}
+}
+
+// errWouldBlock is a try's error when the stream takes no more for now.
+var errWouldBlock = errors.New("the stream is full")
+
+// tryable returns out as the guard writes it, a function that writes to it once without
+// waiting (nil when there is none) and one that gives it back as it was (nil when
+// nothing was changed). A stream the runtime polls (a socket, a pipe it opened) is tried
+// as it is; a process's stdout that is a pipe or a socket, handed over in blocking mode,
+// is written through a non-blocking copy (makeTryable); anything else (a terminal, a
+// file, an io.Pipe) is not tried.
+func tryable(out io.Writer) (io.Writer, func([]byte) (int, error), func()) {
+	f, isFile := out.(*os.File)
+	if isFile && f.SetWriteDeadline(time.Time{}) != nil {
+		fi, err := f.Stat()
+		if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+			return out, nil, nil
+		}
+		p, closeP := makeTryable(f)
+		if p == nil {
+			return out, nil, nil
+		}
+		return p, tryWrite(p), closeP
+	}
+	if sc, ok := out.(syscall.Conn); ok && (isFile || isPolled(out)) {
+		return out, tryWrite(sc), nil
+	}
+	return out, nil, nil
+}
+
+// isPolled says whether out is a stream the runtime polls: a write deadline takes.
+func isPolled(out io.Writer) bool {
+	d, ok := out.(interface{ SetWriteDeadline(time.Time) error })
+	return ok && d.SetWriteDeadline(time.Time{}) == nil
 }
 
 // pollable returns a stream whose reads a deadline can end, for a process's stdin that

@@ -3,7 +3,9 @@ package mcpwall_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,16 @@ func TestFastCallSameAnswers(t *testing.T) {
 				}
 			}
 			walltest.SameEnding(t, sdkHub, sdkRecord, fastHub, fastRecord)
+			// Over OS pipes, as a process's stdio, the guard writes its answers itself on
+			// the reading goroutine (answerNow): the same bytes again.
+			osHub, osRecord := walltest.NewTrial(t, c.ID)
+			overOS := runScriptOver(t, osHub, true, osPipes(t))
+			for i := range fastScript {
+				if sdk[i] != overOS[i] {
+					t.Errorf("over OS pipes: %s\n the SDK answers %s\n the guard answers %s", fastScript[i], sdk[i], overOS[i])
+				}
+			}
+			walltest.SameEnding(t, sdkHub, sdkRecord, osHub, osRecord)
 		})
 	}
 }
@@ -77,6 +89,40 @@ func runScript(t *testing.T, h *hub.Hub, fast bool) []string {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	return runScriptOver(t, h, fast, pipes{inR, inW, outR, outW})
+}
+
+// pipes are a session's two streams: the wall reads inR and writes outW.
+type pipes struct {
+	inR  io.Reader
+	inW  io.WriteCloser
+	outR io.Reader
+	outW io.WriteCloser
+}
+
+// osPipes are two OS pipes, as a process's stdin and stdout are.
+func osPipes(t *testing.T) pipes {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+	})
+	return pipes{inR, inW, outR, outW}
+}
+
+// runScriptOver is runScript over the streams p.
+func runScriptOver(t *testing.T, h *hub.Hub, fast bool, p pipes) []string {
+	t.Helper()
+	inR, inW, outR, outW := p.inR, p.inW, p.outR, p.outW
 	tr := &mcpwall.GuardedTransport{In: inR, Out: outW}
 	if fast {
 		tr.Hub, tr.Transport = h, "stdio"
@@ -167,5 +213,74 @@ func TestFastCallRefusesAnIDInFlight(t *testing.T) {
 			t.Errorf("second request %s\nthe hub ran %d calls, want 2 (the second 5 refused)", second, n)
 		}
 		h.Close("test over")
+	}
+}
+
+// TestFastCallClientThatDoesNotRead: a client that writes thousands of calls before it
+// reads a single answer, over OS pipes (a process's stdio, where the guard answers on its
+// reading goroutine): its answers fill the stdout pipe long before its last call is
+// written, yet the guard goes on reading, every call is run once and answered once, and
+// the guard answered them all itself. A guard that waited on a full stdout to write an
+// answer would stop reading: both pipes full, neither side could go on.
+func TestFastCallClientThatDoesNotRead(t *testing.T) {
+	const calls = 3000 // ~450 KB of answers: seven times what a Linux pipe holds
+	h, _ := walltest.NewTrial(t, "clean")
+	p := osPipes(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: p.inR, Out: p.outW, Hub: h, Transport: "stdio"})
+		p.outW.Close()
+	}()
+	lines := bufio.NewReader(p.outR)
+	if _, err := io.WriteString(p.inW, initializeMsg(1)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lines.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	before := mcpwall.FastAnswered()
+	written := make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		b.WriteString(initializedMsg + "\n")
+		for i := range calls {
+			b.WriteString(callMsg(100+i, "update_ticket", fmt.Sprintf(`{"field":"priority","value":"v%d"}`, i)) + "\n")
+		}
+		_, err := io.WriteString(p.inW, b.String())
+		p.inW.Close()
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Minute):
+		t.Fatal("the client could not write its calls: the guard stopped reading while its answers waited")
+	}
+	seen := map[string]bool{}
+	for {
+		line, err := lines.ReadString('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := line[strings.Index(line, `"id":`)+5:]
+		id = id[:strings.IndexAny(id, ",}")]
+		if seen[id] || !strings.Contains(line, "updated") {
+			t.Fatalf("answer %s: seen before %v, or not the call's", line, seen[id])
+		}
+		seen[id] = true
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != calls || h.Stats().Calls != calls {
+		t.Errorf("%d answers, %d calls run; want %d of each", len(seen), h.Stats().Calls, calls)
+	}
+	if n := mcpwall.FastAnswered() - before; n != calls {
+		t.Errorf("the guard answered %d calls itself, want all %d", n, calls)
 	}
 }
