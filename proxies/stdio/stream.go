@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/mcpwall"
@@ -44,6 +45,8 @@ type StreamServer struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
 	closed bool
+
+	handedOver atomic.Int64
 }
 
 // maxSocketPath is the longest unix socket path every system takes (sun_path is 104
@@ -147,6 +150,7 @@ func (s *StreamServer) serve(conn *net.UnixConn) {
 	if _, err := conn.Write([]byte{tookStdio}); err != nil {
 		return
 	}
+	s.handedOver.Add(1)
 	// The relay sends nothing more and waits for conn's end: the socket's end on its side
 	// is the relay's (killed with or without its agent), which ends the session as the
 	// end of conn would; the session's end closes conn, which ends the relay.
@@ -165,6 +169,10 @@ func (s *StreamServer) serve(conn *net.UnixConn) {
 	conn.Close()
 	<-relayGone
 }
+
+// HandedOver is how many sessions were served on the stdin and stdout a relay handed
+// over, rather than on its connection's bytes.
+func (s *StreamServer) HandedOver() int64 { return s.handedOver.Load() }
 
 // session serves one MCP session on in and out, until in ends or ctx does.
 func (s *StreamServer) session(ctx context.Context, in io.Reader, out io.Writer) {
