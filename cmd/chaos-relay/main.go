@@ -4,12 +4,12 @@
 // hands the hub the descriptors themselves (SCM_RIGHTS), so the agent's pipes reach the
 // hub with no process between, and then only waits:
 //
-//	agent ══stdin/stdout pipes═════════════════════════> hub (guard, MCP server, Hub.Call, record)
-//	      chaos-relay ──"\x00chaos-relay fds 1\n" + fds 0, 1──> hub ──"y"──┘ (then the socket only
-//	                                                              says the relay lives)
+//	chaos-relay ──"\x00chaos-relay fds 1\n", fds 0 and 1 (SCM_RIGHTS)──> hub
+//	            <──"y"─────────────────────────────────────────────────── (the socket then only says the relay lives)
+//	agent ══its own stdin and stdout pipes════════════════════════════> hub (guard, MCP server, Hub.Call, record)
 //
 // Where the hub does not take them ("n": not a pipe or socket, a socket that drops the
-// descriptors; or no unix system), it moves bytes, unchanged, as it always did:
+// descriptors; or no unix system), it moves bytes, unchanged, as it did before:
 //
 //	agent ──stdin──> chaos-relay ──unix socket──> hub
 //	agent <─stdout── chaos-relay <──────────────┘
