@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,12 +34,14 @@ const (
 // as `chaos-relay SOCKET`, TestMain) with pipes for its stdin and stdout.
 type relayProc struct {
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *os.File
+	stdin  *os.File // the agent's end of the relay's stdin; nil when stdin is a file
+	stdout *os.File // the agent's end of the relay's stdout
 	lines  *bufio.Reader
+	waited error
+	pipes  [2]string // stdin's and stdout's pipes as /proc names them
 }
 
-func startRelay(t *testing.T, st *stdio.StreamServer, stdin io.Reader) *relayProc {
+func startRelay(t *testing.T, st *stdio.StreamServer, stdin *os.File) *relayProc {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -46,20 +50,24 @@ func startRelay(t *testing.T, st *stdio.StreamServer, stdin io.Reader) *relayPro
 	p := &relayProc{cmd: exec.Command(self)}
 	p.cmd.Env = append(os.Environ(), "RELAY_TEST_MAIN="+st.Path)
 	p.cmd.Stderr = os.Stderr
-	if stdin != nil {
-		p.cmd.Stdin = stdin
-	} else if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
+	var theirs []*os.File
+	if stdin == nil {
+		r, w := osPipe(t)
+		stdin, p.stdin = r, w
+		theirs = append(theirs, r)
 	}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.stdout = out.(*os.File)
+	r, w := osPipe(t)
+	p.stdout = r
+	theirs = append(theirs, w)
+	p.pipes = [2]string{pipeName(t, stdin), pipeName(t, r)}
 	p.stdout.SetReadDeadline(time.Now().Add(time.Minute))
 	p.lines = bufio.NewReader(p.stdout)
+	p.cmd.Stdin, p.cmd.Stdout = stdin, w
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range theirs {
+		f.Close() // the relay's ends are the relay's now
 	}
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
@@ -68,6 +76,52 @@ func startRelay(t *testing.T, st *stdio.StreamServer, stdin io.Reader) *relayPro
 		}
 	})
 	return p
+}
+
+func osPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// pipeHolders waits until this process holds the relay's stdin and stdout pipes only by
+// the agent's own ends (stdinOpen: the agent has not closed its end of stdin): the hub's
+// copies are closed.
+func (p *relayProc) pipeHolders(t *testing.T, stdinOpen bool) {
+	t.Helper()
+	want := map[string]int{p.pipes[0]: 0, p.pipes[1]: 1}
+	if stdinOpen {
+		want[p.pipes[0]] = 1
+	}
+	for link, n := range want {
+		waitFor(t, "the hub to close its copy of "+link, func() bool {
+			ents, err := os.ReadDir("/proc/self/fd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, e := range ents {
+				if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); l == link {
+					got++
+				}
+			}
+			return got == n
+		})
+	}
+}
+
+// pipeName is f's pipe as /proc names it.
+func pipeName(t *testing.T, f *os.File) string {
+	t.Helper()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
 }
 
 // exchange writes a request and returns the line that answers it.
@@ -87,11 +141,14 @@ func (p *relayProc) exchange(t *testing.T, line string) string {
 func (p *relayProc) wait(t *testing.T) int {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
+	go func() { p.waited = p.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
 		t.Fatal("the relay did not end")
+	}
+	if p.cmd.ProcessState == nil {
+		t.Fatalf("waiting for the relay: %v", p.waited)
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
@@ -140,7 +197,7 @@ func TestRelayHandsOverStdio(t *testing.T) {
 	})
 	t.Run("the agent closing stdin ends the session and the relay", func(t *testing.T) {
 		_, st, _ := serveHub(t)
-		before, goroutines := countFDs(t), runtime.NumGoroutine()
+		goroutines := runtime.NumGoroutine()
 		p := startRelay(t, st, nil)
 		p.exchange(t, initializeLine)
 		io.WriteString(p.stdin, initializedLine)
@@ -159,13 +216,12 @@ func TestRelayHandsOverStdio(t *testing.T) {
 		if st.HandedOver() != 1 {
 			t.Errorf("HandedOver = %d; want 1", st.HandedOver())
 		}
-		waitFor(t, "the hub's descriptors and goroutines of the session to go", func() bool {
-			return countFDs(t) == before && runtime.NumGoroutine() <= goroutines
-		})
+		p.pipeHolders(t, false)
+		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	})
 	t.Run("the relay killed mid-session ends the session", func(t *testing.T) {
 		_, st, _ := serveHub(t)
-		before, goroutines := countFDs(t), runtime.NumGoroutine()
+		goroutines := runtime.NumGoroutine()
 		p := startRelay(t, st, nil)
 		p.exchange(t, initializeLine)
 		p.cmd.Process.Kill()
@@ -176,9 +232,8 @@ func TestRelayHandsOverStdio(t *testing.T) {
 		if code := p.wait(t); code != -1 {
 			t.Errorf("exit %d; want the kill's -1", code)
 		}
-		waitFor(t, "the hub's descriptors and goroutines of the session to go", func() bool {
-			return countFDs(t) == before && runtime.NumGoroutine() <= goroutines
-		})
+		p.pipeHolders(t, true)
+		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	})
 	t.Run("the hub closing ends the session and the relay while stdin is open", func(t *testing.T) {
 		_, st, _ := serveHub(t)
@@ -258,15 +313,6 @@ func TestRelayOlderHub(t *testing.T) {
 	if code := p.wait(t); code != 0 {
 		t.Errorf("exit %d; want 0", code)
 	}
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

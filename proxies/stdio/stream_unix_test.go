@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,7 +68,7 @@ func TestStreamHandshake(t *testing.T) {
 		{"a character device (as a terminal is)", stdio.RelayHandshake, func(t *testing.T) agent {
 			a := pipes(t)
 			a.send[1].Close()
-			a.send[1] = open(t, os.DevNull, os.O_WRONLY)
+			a.send[1] = open(t, "/dev/zero", os.O_WRONLY)
 			return a
 		}, 'n'},
 		{"stdin a pipe's write end", stdio.RelayHandshake, func(t *testing.T) agent {
@@ -85,9 +87,14 @@ func TestStreamHandshake(t *testing.T) {
 		{"a client that writes lines straight away", initializeLine, func(*testing.T) agent { return agent{} }, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := countFDs(t)
 			handed := st.HandedOver()
 			a := c.fds(t)
+			var links []string
+			for _, f := range append([]*os.File{a.w, a.r}, a.send...) {
+				if f != nil {
+					links = append(links, fdLink(t, f))
+				}
+			}
 			conn := walltest.DialStream(t, st)
 			conn.SetDeadline(time.Now().Add(time.Minute))
 			var fds []int
@@ -151,7 +158,7 @@ func TestStreamHandshake(t *testing.T) {
 				}
 			}
 			conn.Close()
-			waitFDs(t, before)
+			waitClosed(t, links)
 		})
 	}
 }
@@ -160,9 +167,9 @@ func TestStreamHandshake(t *testing.T) {
 // does (the relay was killed), though the agent still holds its stdin open.
 func TestStreamRelayGone(t *testing.T) {
 	st := walltest.ServeStream(t, walltest.NewHub(t, faults.CleanID, record.Discard()))
-	before := countFDs(t)
 	inR, inW := pipe(t)
 	outR, outW := pipe(t)
+	links := []string{fdLink(t, inR), fdLink(t, outR)}
 	conn := walltest.DialStream(t, st)
 	if _, _, err := conn.WriteMsgUnix([]byte(stdio.RelayHandshake), syscall.UnixRights(int(inR.Fd()), int(outW.Fd())), nil); err != nil {
 		t.Fatal(err)
@@ -188,7 +195,7 @@ func TestStreamRelayGone(t *testing.T) {
 	}
 	inW.Close()
 	outR.Close()
-	waitFDs(t, before)
+	waitClosed(t, links)
 }
 
 func pipe(t *testing.T) (r, w *os.File) {
@@ -203,11 +210,12 @@ func pipe(t *testing.T) (r, w *os.File) {
 
 func socketPair(t *testing.T) [2]*os.File {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, fd := range fds {
+		syscall.CloseOnExec(fd)
 		syscall.SetNonblock(fd, true)
 	}
 	p := [2]*os.File{os.NewFile(uintptr(fds[0]), "agent"), os.NewFile(uintptr(fds[1]), "relay")}
@@ -225,28 +233,42 @@ func open(t *testing.T, name string, flag int) *os.File {
 	return f
 }
 
-// countFDs is how many descriptors this process holds.
-func countFDs(t *testing.T) int {
+// fdLink is what f is as /proc/self/fd names it: pipe:[INODE], socket:[INODE], a path.
+func fdLink(t *testing.T, f *os.File) string {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd to count descriptors in: %v", err)
+	var link string
+	rc, err := f.SyscallConn()
+	if err == nil {
+		rc.Control(func(fd uintptr) { link, err = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd))) })
 	}
-	return len(ents)
+	if err != nil {
+		t.Skipf("no /proc/self/fd to find descriptors in: %v", err)
+	}
+	return link
 }
 
-// waitFDs waits until this process holds want descriptors again: the hub closes those of
-// a session as the session ends, on its own goroutine.
-func waitFDs(t *testing.T, want int) {
+// waitClosed waits until this process holds none of links: the hub closes those of a
+// session as the session ends, on its own goroutine, and those it refuses at once.
+func waitClosed(t *testing.T, links []string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := countFDs(t)
-		if got == want {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var open []string
+		for _, e := range ents {
+			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			if slices.Contains(links, l) {
+				open = append(open, l)
+			}
+		}
+		if len(open) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d descriptors open; want %d, as before the session", got, want)
+			t.Fatalf("still open in this process after the session: %v", open)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
