@@ -1,8 +1,17 @@
 // Command chaos-relay is the {wall} of a trial: the MCP server command an agent starts. It
-// moves bytes, unchanged, between its stdin/stdout and the trial's hub, which serves MCP as
-// a stream (one JSON-RPC message a line) on a unix socket in the trial's private folder:
+// connects its stdin/stdout to the trial's hub, which serves MCP as a stream (one JSON-RPC
+// message a line) on a unix socket in the trial's private folder. On a unix system it
+// hands the hub the descriptors themselves (SCM_RIGHTS), so the agent's pipes reach the
+// hub with no process between, and then only waits:
 //
-//	agent ──stdin──> chaos-relay ──unix socket──> hub (guard, MCP server, Hub.Call, record)
+//	chaos-relay ──"\x00chaos-relay fds 1\n", fds 0 and 1 (SCM_RIGHTS)──> hub
+//	            <──"y"─────────────────────────────────────────────────── (the socket then only says the relay lives)
+//	agent ══its own stdin and stdout pipes════════════════════════════> hub (guard, MCP server, Hub.Call, record)
+//
+// Where the hub does not take them ("n": not a pipe or socket, a socket that drops the
+// descriptors; or no unix system), it moves bytes, unchanged, as it did before:
+//
+//	agent ──stdin──> chaos-relay ──unix socket──> hub
 //	agent <─stdout── chaos-relay <──────────────┘
 //
 // The hub keeps the world, the fault and the record; the relay decides nothing, so it
@@ -20,7 +29,8 @@
 // `chaos reap`, without loading and initializing the 200 MB chaos binary each trial.
 //
 // It ends when the hub closes the stream (the trial is over) or, after the agent closes
-// its stdin, when the hub has answered and closed its side.
+// its stdin, when the hub has answered and closed its side; either way with the hub's
+// session, handed over or copied.
 package main
 
 import (
@@ -50,8 +60,24 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run relays in and out to the hub's socket named by args and returns the exit code: 0
-// when the stream ended, 1 for a bad command line or a hub that is not there.
+// handshake is the relay's first message when it hands its stdin and stdout to the hub,
+// alone and with the two descriptors (proxies/stdio's RelayHandshake). Its NUL can start
+// no JSON-RPC line, so a hub reads it as nothing else.
+const handshake = "\x00chaos-relay fds 1\n"
+
+// handOff is what became of the relay's stdio after the handshake.
+type handOff int
+
+const (
+	notHanded handOff = iota // the relay copies bytes between its stdio and the hub
+	handed                   // the hub serves the agent's pipes itself
+	hubGone                  // the hub closed the connection before it answered
+)
+
+// run connects in and out to the hub's socket named by args and returns the exit code: 0
+// when the stream ended, 1 for a bad command line or a hub that is not there. Where it
+// can (in and out are the process's own pipes or sockets, on a unix system), it hands
+// them to the hub and only waits; else it copies bytes both ways.
 func run(args []string, in io.Reader, out io.Writer, errOut io.Writer) int {
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(errOut, usage)
@@ -61,6 +87,17 @@ func run(args []string, in io.Reader, out io.Writer, errOut io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(errOut, "chaos-relay: cannot reach the trial's hub at %s: %v (the trial has ended, or this is not a hub's socket)\n", args[0], err)
 		return 1
+	}
+	defer conn.Close()
+	switch handOver(conn, in, out) {
+	case handed:
+		// The agent talks to the hub. The connection now only says the relay is alive:
+		// the hub ends the session when it ends (the relay was killed), and closes it when
+		// the session is over (the agent closed its stdin, or the trial ended).
+		io.Copy(io.Discard, conn)
+		return 0
+	case hubGone:
+		return 0
 	}
 	hubDone := make(chan struct{})
 	go func() {
@@ -76,6 +113,5 @@ func run(args []string, in io.Reader, out io.Writer, errOut io.Writer) int {
 	// The hub closing its side ends the relay even while the agent still holds stdin open:
 	// the trial is over and nothing would answer.
 	<-hubDone
-	conn.Close()
 	return 0
 }

@@ -16,8 +16,13 @@ import (
 )
 
 // TestMain lets the test binary stand in for an agent: with RELAY_TEST_GET set it fetches
-// that URL and prints the body, as an agent in a container fetches {wall_url}.
+// that URL and prints the body, as an agent in a container fetches {wall_url}. With
+// RELAY_TEST_MAIN set it is the relay itself, `chaos-relay RELAY_TEST_MAIN`.
 func TestMain(m *testing.M) {
+	if sock := os.Getenv("RELAY_TEST_MAIN"); sock != "" {
+		os.Args = []string{"chaos-relay", sock}
+		main()
+	}
 	if url := os.Getenv("RELAY_TEST_GET"); url != "" {
 		r, err := http.Get(url)
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/mcpwall"
@@ -16,9 +18,16 @@ import (
 // StreamServer serves the hub's tools over MCP as a stream, one JSON-RPC message a line,
 // on a unix socket: what a trial's {wall}, the relay (cmd/chaos-relay), connects the
 // agent's stdio to. Each connection is one MCP session, served as stdio is (the same
-// guard, MCP server and Hub.Call) and recorded with transport "stdio":
+// guard, MCP server and Hub.Call) and recorded with transport "stdio".
 //
-//	agent ──stdio──> chaos-relay ══unix socket══> GuardedTransport ──> MCP server ──> Hub.Call
+// The relay hands over the agent's pipes themselves when it can: its first message is
+// RelayHandshake alone, with its stdin and stdout as SCM_RIGHTS. When both are pipes or
+// sockets the server answers "y" and serves the session on them, and the connection only
+// tells it that the relay lives; otherwise it answers "n" and the connection carries the
+// session's bytes, as it does for a client that sends no handshake at all:
+//
+//	agent ══stdio pipes, handed over══════════════> GuardedTransport ──> MCP server ──> Hub.Call
+//	agent ──stdio──> chaos-relay ══unix socket══════┘ ("n", or no handshake: the relay copies)
 //
 // The socket is the only way in, so it lives in a folder of its own made for it (0700)
 // and is itself 0600: only this user reaches the hub.
@@ -36,6 +45,8 @@ type StreamServer struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
 	closed bool
+
+	handedOver atomic.Int64
 }
 
 // maxSocketPath is the longest unix socket path every system takes (sun_path is 104
@@ -94,21 +105,100 @@ func (s *StreamServer) accept() {
 		go func() {
 			defer s.wg.Done()
 			defer s.untrack(conn)
-			s.serve(conn)
+			s.serve(conn.(*net.UnixConn))
 		}()
 	}
 }
 
-// serve is one MCP session on conn, as ServeStdio serves one on a process's stdio.
-func (s *StreamServer) serve(conn net.Conn) {
+// RelayHandshake is the relay's first message when it offers its stdin and stdout, sent
+// alone with the two descriptors (cmd/chaos-relay's handshake). Its NUL starts no
+// JSON-RPC line, so a client that speaks MCP straight away is never taken for a relay.
+const RelayHandshake = "\x00chaos-relay fds 1\n"
+
+// The server's one-byte answers to RelayHandshake.
+const (
+	tookStdio    = 'y' // serving the session on the descriptors; the socket carries nothing more
+	refusedStdio = 'n' // not taken (closed): the socket carries the session's bytes from now on
+)
+
+// serve is one MCP session on conn, as ServeStdio serves one on a process's stdio: on
+// the relay's stdin and stdout when it hands them over, else on conn's bytes.
+func (s *StreamServer) serve(conn *net.UnixConn) {
+	defer conn.Close()
+	head, fds, err := readFirst(conn)
+	if string(head) != RelayHandshake || err != nil {
+		// An older relay, a client that speaks lines straight away (its first bytes are
+		// the stream's), or descriptors with no handshake, which are not taken.
+		closeFDs(fds)
+		if err != nil {
+			return
+		}
+		s.session(s.ctx, &prefixedConn{UnixConn: conn, head: head}, conn)
+		return
+	}
+	stdin, stdout, ok := takeStdio(fds)
+	if !ok {
+		// No descriptors (a socket that drops them, such as Docker Desktop's proxy), or
+		// not a pipe or a socket: the relay copies bytes on conn instead.
+		if _, err := conn.Write([]byte{refusedStdio}); err == nil {
+			s.session(s.ctx, conn, conn)
+		}
+		return
+	}
+	defer stdin.Close()
+	defer stdout.Close()
+	if _, err := conn.Write([]byte{tookStdio}); err != nil {
+		return
+	}
+	s.handedOver.Add(1)
+	// The relay sends nothing more and waits for conn's end: the socket's end on its side
+	// is the relay's (killed with or without its agent), which ends the session as the
+	// end of conn would; the session's end closes conn, which ends the relay.
+	ctx, cancel := context.WithCancel(s.ctx)
+	relayGone := make(chan struct{})
+	go func() {
+		defer close(relayGone)
+		io.Copy(io.Discard, conn)
+		cancel()
+		// Ends a read or a write the session may be blocked in, as closing conn did.
+		stdin.Close()
+		stdout.Close()
+	}()
+	s.session(ctx, stdin, stdout)
+	cancel()
+	conn.Close()
+	<-relayGone
+}
+
+// HandedOver is how many sessions were served on the stdin and stdout a relay handed
+// over, rather than on its connection's bytes.
+func (s *StreamServer) HandedOver() int64 { return s.handedOver.Load() }
+
+// session serves one MCP session on in and out, until in ends or ctx does.
+func (s *StreamServer) session(ctx context.Context, in io.Reader, out io.Writer) {
 	h := s.hub
-	t := &mcpwall.GuardedTransport{In: conn, Out: conn, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Hub: h, Transport: "stdio"}
+	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Hub: h, Transport: "stdio"}
 	// An error here is the stream's end (the relay killed with its agent, or Close): no
 	// call is lost with it, since every call is recorded by Hub.Call before it is answered.
-	mcpwall.Run(s.ctx, mcpwall.NewServer(h, "stdio"), t)
-	// The session is over (the agent closed its end, or the hub is closing): closing the
-	// socket ends the relay.
-	conn.Close()
+	// The session is over then (the agent closed its end, or the hub is closing): serve
+	// closes the socket, which ends the relay.
+	mcpwall.Run(ctx, mcpwall.NewServer(h, "stdio"), t)
+}
+
+// prefixedConn is conn with head, the bytes already read from it, put back in front;
+// it keeps conn's read deadline, by which the guard ends a read when the session ends.
+type prefixedConn struct {
+	*net.UnixConn
+	head []byte
+}
+
+func (c *prefixedConn) Read(p []byte) (int, error) {
+	if len(c.head) > 0 {
+		n := copy(p, c.head)
+		c.head = c.head[n:]
+		return n, nil
+	}
+	return c.UnixConn.Read(p)
 }
 
 func (s *StreamServer) track(c net.Conn) bool {

@@ -1,0 +1,327 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/record"
+)
+
+const (
+	initializeLine  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
+	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	updateLine      = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"update_ticket","arguments":{"field":"team","value":"payments"}}}` + "\n"
+)
+
+// relayProc is the relay as an agent starts it: a process of its own (this test binary
+// as `chaos-relay SOCKET`, TestMain) with pipes for its stdin and stdout.
+type relayProc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // the agent's end of the relay's stdin; nil when stdin is a file
+	stdout *os.File // the agent's end of the relay's stdout
+	lines  *bufio.Reader
+	waited error
+	pipes  [2]string // stdin's and stdout's pipes as /proc names them
+}
+
+func startRelay(t *testing.T, st *stdio.StreamServer, stdin *os.File) *relayProc {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &relayProc{cmd: exec.Command(self)}
+	p.cmd.Env = append(os.Environ(), "RELAY_TEST_MAIN="+st.Path)
+	p.cmd.Stderr = os.Stderr
+	var theirs []*os.File
+	if stdin == nil {
+		r, w := osPipe(t)
+		stdin, p.stdin = r, w
+		theirs = append(theirs, r)
+	}
+	r, w := osPipe(t)
+	p.stdout = r
+	theirs = append(theirs, w)
+	p.pipes = [2]string{pipeName(t, stdin), pipeName(t, r)}
+	p.stdout.SetReadDeadline(time.Now().Add(time.Minute))
+	p.lines = bufio.NewReader(p.stdout)
+	p.cmd.Stdin, p.cmd.Stdout = stdin, w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range theirs {
+		f.Close() // the relay's ends are the relay's now
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+func osPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// pipeHolders waits until this process holds the relay's stdin and stdout pipes only by
+// the agent's own ends (stdinOpen: the agent has not closed its end of stdin): the hub's
+// copies are closed.
+func (p *relayProc) pipeHolders(t *testing.T, stdinOpen bool) {
+	t.Helper()
+	want := map[string]int{p.pipes[0]: 0, p.pipes[1]: 1}
+	if stdinOpen {
+		want[p.pipes[0]] = 1
+	}
+	for link, n := range want {
+		waitFor(t, "the hub to close its copy of "+link, func() bool {
+			ents, err := os.ReadDir("/proc/self/fd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, e := range ents {
+				if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); l == link {
+					got++
+				}
+			}
+			return got == n
+		})
+	}
+}
+
+// pipeName is f's pipe as /proc names it.
+func pipeName(t *testing.T, f *os.File) string {
+	t.Helper()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
+}
+
+// exchange writes a request and returns the line that answers it.
+func (p *relayProc) exchange(t *testing.T, line string) string {
+	t.Helper()
+	if _, err := io.WriteString(p.stdin, line); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := p.lines.ReadString('\n')
+	if err != nil || !strings.Contains(answer, `"result"`) {
+		t.Fatalf("the answer to %s: %q, %v", strings.TrimSpace(line), answer, err)
+	}
+	return answer
+}
+
+// wait waits for the relay's end and returns its exit code (-1: a signal ended it).
+func (p *relayProc) wait(t *testing.T) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { p.waited = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the relay did not end")
+	}
+	if p.cmd.ProcessState == nil {
+		t.Fatalf("waiting for the relay: %v", p.waited)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// TestRelayHandsOverStdio: the relay started as an agent starts {wall} hands its stdin
+// and stdout to the hub and lets go of them; the session on them is the same as through
+// the relay's copies (answers, record over stdio), and it ends as the agent or the relay
+// does, with nothing left open in the hub's process.
+func TestRelayHandsOverStdio(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc to look at descriptors in")
+	}
+	t.Run("calls are answered and recorded; the relay holds its pipes no more", func(t *testing.T) {
+		h, st, path := serveHub(t)
+		p := startRelay(t, st, nil)
+		c := mcp.NewClient(&mcp.Implementation{Name: "relay-test", Version: "0"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "update_ticket", Arguments: map[string]any{"field": "team", "value": "payments"}})
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != `{"status": "updated"}` {
+			t.Fatalf("update_ticket through the handed-over pipes: %+v, %v", res, err)
+		}
+		if n := st.HandedOver(); n != 1 {
+			t.Errorf("the hub served %d sessions on handed-over descriptors; want 1", n)
+		}
+		for _, fd := range []string{"0", "1"} {
+			waitFor(t, "the relay's fd "+fd+" to be /dev/null", func() bool {
+				target, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "fd", fd))
+				return target == os.DevNull
+			})
+		}
+		cs.Close() // closes the relay's stdin
+		if code := p.wait(t); code != 0 {
+			t.Errorf("exit %d after stdin closed; want 0", code)
+		}
+		h.Close("test over")
+		l, err := record.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := l.Calls(); len(calls) != 1 || calls[0].Transport != "stdio" || calls[0].State["team"] != "payments" || l.End == nil {
+			t.Errorf("record: calls %+v, end %v; want the call over stdio with the state after, and the session end", calls, l.End)
+		}
+	})
+	t.Run("the agent closing stdin ends the session and the relay", func(t *testing.T) {
+		_, st, _ := serveHub(t)
+		goroutines := runtime.NumGoroutine()
+		p := startRelay(t, st, nil)
+		p.exchange(t, initializeLine)
+		io.WriteString(p.stdin, initializedLine)
+		// A request written just before stdin closes is still answered.
+		io.WriteString(p.stdin, updateLine)
+		p.stdin.Close()
+		if answer, err := p.lines.ReadString('\n'); err != nil || !strings.Contains(answer, "updated") {
+			t.Errorf("the last call's answer: %q, %v", answer, err)
+		}
+		if rest, err := io.ReadAll(p.lines); err != nil || len(rest) != 0 {
+			t.Errorf("stdout after the last answer: %q, %v; want its end (the hub closed its copy)", rest, err)
+		}
+		if code := p.wait(t); code != 0 {
+			t.Errorf("exit %d; want 0", code)
+		}
+		if st.HandedOver() != 1 {
+			t.Errorf("HandedOver = %d; want 1", st.HandedOver())
+		}
+		p.pipeHolders(t, false)
+		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+	})
+	t.Run("the relay killed mid-session ends the session", func(t *testing.T) {
+		_, st, _ := serveHub(t)
+		goroutines := runtime.NumGoroutine()
+		p := startRelay(t, st, nil)
+		p.exchange(t, initializeLine)
+		p.cmd.Process.Kill()
+		// The hub's copy of stdout was the last but the test's: its end is the session's.
+		if rest, err := io.ReadAll(p.lines); err != nil || len(rest) != 0 {
+			t.Errorf("stdout after the relay was killed: %q, %v; want its end", rest, err)
+		}
+		if code := p.wait(t); code != -1 {
+			t.Errorf("exit %d; want the kill's -1", code)
+		}
+		p.pipeHolders(t, true)
+		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+	})
+	t.Run("the hub closing ends the session and the relay while stdin is open", func(t *testing.T) {
+		_, st, _ := serveHub(t)
+		p := startRelay(t, st, nil)
+		defer p.stdin.Close()
+		p.exchange(t, initializeLine)
+		st.Close()
+		if rest, err := io.ReadAll(p.lines); err != nil || len(rest) != 0 {
+			t.Errorf("stdout after the hub closed: %q, %v; want its end", rest, err)
+		}
+		if code := p.wait(t); code != 0 {
+			t.Errorf("exit %d after the hub closed; want 0", code)
+		}
+	})
+	t.Run("a stdin the hub refuses (a regular file): the relay copies", func(t *testing.T) {
+		_, st, _ := serveHub(t)
+		requests := filepath.Join(t.TempDir(), "requests")
+		if err := os.WriteFile(requests, []byte(initializeLine+initializedLine+updateLine), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(requests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		p := startRelay(t, st, in)
+		out, err := io.ReadAll(p.lines)
+		if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); err != nil || len(lines) != 2 || !strings.Contains(lines[1], "updated") {
+			t.Errorf("stdout: %q, %v; want the answers to initialize and update_ticket", out, err)
+		}
+		if code := p.wait(t); code != 0 {
+			t.Errorf("exit %d; want 0", code)
+		}
+		if st.HandedOver() != 0 {
+			t.Errorf("HandedOver = %d; want 0: a regular file is not served", st.HandedOver())
+		}
+	})
+}
+
+// TestRelayOlderHub: a hub from before the handover reads the handshake as a line that is
+// not JSON, answers it with a JSON-RPC error line and serves the bytes: the relay skips
+// that line and copies.
+func TestRelayOlderHub(t *testing.T) {
+	if handshake != stdio.RelayHandshake {
+		t.Fatalf("the relay's handshake %q is not proxies/stdio's %q", handshake, stdio.RelayHandshake)
+	}
+	dir, err := os.MkdirTemp("", "relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "hub")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		lines := bufio.NewReader(c) // a plain read: the kernel drops (closes) the descriptors
+		if line, err := lines.ReadString('\n'); err != nil || line != handshake {
+			return
+		}
+		io.WriteString(c, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid JSON"}}`+"\n")
+		io.Copy(c, lines) // an echo in place of MCP
+	}()
+	p := startRelay(t, &stdio.StreamServer{Path: sock}, nil)
+	io.WriteString(p.stdin, "ping\n")
+	if line, err := p.lines.ReadString('\n'); err != nil || line != "ping\n" {
+		t.Errorf("the echo through the relay: %q, %v; want ping", line, err)
+	}
+	p.stdin.Close()
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit %d; want 0", code)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
