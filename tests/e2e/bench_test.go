@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/tests/testkit"
 )
@@ -28,8 +27,9 @@ import (
 //
 //	spec      chaos wall --spec examples/support-ticket.yaml --record FILE (standalone, recording)
 //	hub       {wall} as a trial fills it in: the relay (cmd/chaos-relay, built next to chaos)
-//	          on the stream of a hub served in this process as the worker serves it
-//	          (recording to a file)
+//	          on the stream of a hub served as the worker serves it, in a process of its own
+//	          (this test binary again, hubproc_test.go; recording to a file): the relay hands
+//	          the agent's pipes to it, so the calls go straight to that process
 //	hub-http  {wall} where there is no relay: chaos wall --hub URL, bridged to the same hub
 //	          over HTTP
 //
@@ -117,9 +117,9 @@ func pythonServer(b *testing.B) []string {
 	return []string{py, filepath.Join(repoRoot, "tests", "e2e", "testdata", "bare_mcp.py")}
 }
 
-// benchWall is the command line of the named wall. For "hub" it serves a hub here, as
-// the worker's StartHub does, and runs {wall} as the agent would: with sh -c (exec, so
-// the process measured is the wall itself, not the shell).
+// benchWall is the command line of the named wall. For "hub" it starts a hub process,
+// served as the worker's StartHub serves one, and runs {wall} as the agent would: with sh
+// -c (exec, so the process measured is the wall itself, not the shell).
 func benchWall(b *testing.B, name string) []string {
 	b.Helper()
 	rec := filepath.Join(b.TempDir(), "record.jsonl")
@@ -127,21 +127,11 @@ func benchWall(b *testing.B, name string) []string {
 	case "spec":
 		return []string{chaosBin, "wall", "--spec", exampleSpec, "--record", rec}
 	case "hub", "hub-http":
-		hub, _ := testkit.ExampleHub(b, "bench")
-		srv, err := httpwall.Serve(hub, "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { srv.Close() })
+		wall, url := startHubProcess(b)
 		if name == "hub-http" {
-			return []string{"sh", "-c", "exec " + stdio.WallCommand(chaosBin, srv.URL)}
+			return []string{"sh", "-c", "exec " + stdio.WallCommand(chaosBin, url)}
 		}
-		wall, err := stdio.OpenStdioWall(srv, chaosBin, os.TempDir()) // as StartHub does
-		if err != nil || wall.Stream == nil {
-			b.Fatalf("{wall} is not the relay (%v): %s", err, wall.Command)
-		}
-		b.Cleanup(func() { wall.Close() })
-		return []string{"sh", "-c", "exec " + wall.Command}
+		return []string{"sh", "-c", "exec " + wall}
 	}
 	b.Fatalf("no wall named %q", name)
 	return nil

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,5 +21,13 @@ var (
 
 // TestMain builds the binary once, into a temporary folder removed afterwards.
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(hubProcessEnv); bin != "" {
+		// A benchmark's hub process (hubproc_test.go), not a test run.
+		if err := serveHubProcess(bin, os.TempDir()); err != nil {
+			fmt.Fprintln(os.Stderr, "hub process:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(testkit.Main(m, "tests/e2e", func(bin string) { chaosBin = bin }))
 }
