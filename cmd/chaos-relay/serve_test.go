@@ -4,11 +4,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +21,13 @@ import (
 // that URL and prints the body, as an agent in a container fetches {wall_url}. With
 // RELAY_TEST_MAIN set it is the relay itself, `chaos-relay RELAY_TEST_MAIN`.
 func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("RELAY_TEST_SERVE"); ok {
+		// `chaos-relay serve ARGS` (serveChild): a process of its own, since serve reaps
+		// every child of its process, as the first process of a container must, and
+		// would reap the other tests' children here.
+		os.Unsetenv("RELAY_TEST_SERVE")
+		os.Exit(serve(strings.Split(args, "\x1f"), os.Stderr))
+	}
 	if sock := os.Getenv("RELAY_TEST_MAIN"); sock != "" {
 		os.Args = []string{"chaos-relay", sock}
 		main()
@@ -69,6 +78,26 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// serveChild runs `chaos-relay serve args` as a process of its own (this test binary)
+// and returns its exit code and what it wrote on stderr.
+func serveChild(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(append(os.Environ(), env...), "RELAY_TEST_SERVE="+strings.Join(args, "\x1f"))
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), errOut.String()
+}
+
 func TestServe(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -77,20 +106,16 @@ func TestServe(t *testing.T) {
 	t.Run("forwards the loopback to the hub's socket and ends as the command ends", func(t *testing.T) {
 		sock, _ := unixHTTP(t)
 		addr := freePort(t)
-		t.Setenv("RELAY_TEST_GET", "http://"+addr+"/tools/read_email")
-		var errOut bytes.Buffer
-		code := serve([]string{"--tcp", addr + "=" + sock, "--", self}, &errOut)
-		os.Unsetenv("RELAY_TEST_GET")
+		code, errOut := serveChild(t, []string{"RELAY_TEST_GET=http://" + addr + "/tools/read_email"}, "--tcp", addr+"="+sock, "--", self)
 		if code != 0 {
-			t.Fatalf("exit %d, want the agent's 0: %s", code, errOut.String())
+			t.Fatalf("exit %d, want the agent's 0: %s", code, errOut)
 		}
 	})
 	t.Run("the command's exit code and signal", func(t *testing.T) {
-		var errOut bytes.Buffer
-		if code := serve([]string{"--", "sh", "-c", "exit 7"}, &errOut); code != 7 {
+		if code, _ := serveChild(t, nil, "--", "sh", "-c", "exit 7"); code != 7 {
 			t.Errorf("exit %d, want 7", code)
 		}
-		if code := serve([]string{"--", "sh", "-c", "kill -TERM $$"}, &errOut); code != 128+15 {
+		if code, _ := serveChild(t, nil, "--", "sh", "-c", "kill -TERM $$"); code != 128+15 {
 			t.Errorf("exit %d, want 143", code)
 		}
 	})
@@ -100,11 +125,10 @@ func TestServe(t *testing.T) {
 			time.Sleep(time.Second)
 			ln.Close() // the worker died: its socket refuses
 		}()
-		var errOut bytes.Buffer
 		start := time.Now()
-		code := serve([]string{"--watch", sock, "--", "sleep", "300"}, &errOut)
-		if code != 128+9 || !strings.Contains(errOut.String(), "the trial's hub is gone") {
-			t.Errorf("exit %d after %s, want 137 and a message: %q", code, time.Since(start), errOut.String())
+		code, errOut := serveChild(t, nil, "--watch", sock, "--", "sleep", "300")
+		if code != 128+9 || !strings.Contains(errOut, "the trial's hub is gone") {
+			t.Errorf("exit %d after %s, want 137 and a message: %q", code, time.Since(start), errOut)
 		}
 	})
 	t.Run("bad command lines", func(t *testing.T) {
