@@ -21,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/proxies/stdio"
-	"github.com/crashwall/chaos/record"
 )
 
 const (
@@ -187,13 +186,7 @@ func TestRelayHandsOverStdio(t *testing.T) {
 			t.Errorf("exit %d after stdin closed; want 0", code)
 		}
 		h.Close("test over")
-		l, err := record.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if calls := l.Calls(); len(calls) != 1 || calls[0].Transport != "stdio" || calls[0].State["team"] != "payments" || l.End == nil {
-			t.Errorf("record: calls %+v, end %v; want the call over stdio with the state after, and the session end", calls, l.End)
-		}
+		checkOneCall(t, path)
 	})
 	t.Run("the agent closing stdin ends the session and the relay", func(t *testing.T) {
 		_, st, _ := serveHub(t)

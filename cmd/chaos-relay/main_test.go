@@ -62,13 +62,7 @@ func TestRelay(t *testing.T) {
 			t.Errorf("exit %d after stdin closed; want 0", c)
 		}
 		h.Close("test over")
-		l, err := record.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if calls := l.Calls(); len(calls) != 1 || calls[0].Transport != "stdio" || calls[0].State["team"] != "payments" || l.End == nil {
-			t.Errorf("record: calls %+v, end %v; want the call over stdio with the state after, and the session end", calls, l.End)
-		}
+		checkOneCall(t, path)
 	})
 	t.Run("the hub closing ends the relay while stdin is open", func(t *testing.T) {
 		_, st, _ := serveHub(t)
@@ -105,5 +99,18 @@ func TestRelayBadInput(t *testing.T) {
 				t.Errorf("stderr %q; want one line starting %q", stderr.String(), c.want)
 			}
 		})
+	}
+}
+
+// checkOneCall checks the record at path: the one update_ticket call, over stdio, with
+// the state after it, and the session's end.
+func checkOneCall(t *testing.T, path string) {
+	t.Helper()
+	l, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := l.Calls(); len(calls) != 1 || calls[0].Transport != "stdio" || calls[0].State["team"] != "payments" || l.End == nil {
+		t.Errorf("record: calls %+v, end %v; want the call over stdio with the state after, and the session end", calls, l.End)
 	}
 }
