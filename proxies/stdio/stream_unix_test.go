@@ -96,7 +96,7 @@ func TestStreamHandshake(t *testing.T) {
 				}
 			}
 			conn := walltest.DialStream(t, st)
-			conn.SetDeadline(time.Now().Add(time.Minute))
+			conn.SetDeadline(time.Now().Add(10 * time.Minute))
 			var fds []int
 			for _, f := range a.send {
 				fds = append(fds, int(f.Fd()))
@@ -120,7 +120,7 @@ func TestStreamHandshake(t *testing.T) {
 			if c.answer == 'y' {
 				// The session is on the pipes; the agent closing its end ends it, and the
 				// hub closes the connection.
-				a.r.SetReadDeadline(time.Now().Add(time.Minute))
+				a.r.SetReadDeadline(time.Now().Add(10 * time.Minute))
 				answers := bufio.NewReader(a.r)
 				io.WriteString(a.w, initializeLine)
 				if line, err := answers.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
@@ -176,11 +176,11 @@ func TestStreamRelayGone(t *testing.T) {
 	}
 	inR.Close()
 	outW.Close()
-	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	conn.SetReadDeadline(time.Now().Add(10 * time.Minute))
 	if b, err := bufio.NewReader(conn).ReadByte(); err != nil || b != 'y' {
 		t.Fatalf("answer %q, %v; want y", b, err)
 	}
-	outR.SetReadDeadline(time.Now().Add(time.Minute))
+	outR.SetReadDeadline(time.Now().Add(10 * time.Minute))
 	answers := bufio.NewReader(outR)
 	io.WriteString(inW, initializeLine)
 	if line, err := answers.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
@@ -251,7 +251,7 @@ func fdLink(t *testing.T, f *os.File) string {
 // session as the session ends, on its own goroutine, and those it refuses at once.
 func waitClosed(t *testing.T, links []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {
