@@ -54,6 +54,8 @@ build:
 # Each benchmark prints its ratios against a baseline measured in the same run: the hub's
 # own Hub.Call for the HTTP transports, a bare stdlib Python MCP server for the walls, a
 # Chromium with no guard for the browser wall (a page load and a save: seconds each, so 10).
+# RunThroughput is issue 10's run (14 conditions x 3 reps x 2 agents = 84 trials), with the
+# stand-in agent's own CPU and the floor it sets (floor-x-loop: a harness that cost nothing).
 # TrialsPerSecond runs 64 trials at each of 4 concurrencies (~25 minutes at load 40 on two
 # cores); WorkerRSS starts 100 then 1,000 trials that stay in flight (its own guard fails a
 # count stuck for 15 minutes; 1,000 take long on a busy machine). SQLiteSettings runs 64
@@ -63,7 +65,7 @@ bench:
 	$(GO) test ./proxies/cdpwall -run '^$$' -bench '^BenchmarkPageLoadAndWrite$$' -benchtime 10x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallCall$$' -benchtime 2000x
 	$(GO) test ./tests/e2e -run '^$$' -bench '^BenchmarkWallStart$$' -benchtime 15x -timeout 60m
-	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 1x -timeout 60m
+	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkRunThroughput$$' -benchtime 3x -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialsPerSecond$$' -benchtime 64x -timeout 120m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkWorkerRSS$$' -benchtime 1x -timeout 240m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +41,10 @@ import (
 // the machine's cores busy meanwhile (machine-busy, every process), and the time the
 // server's threads were runnable but waiting for a CPU (server-wait-s).
 //
-//	go test ./tests/run -run '^$' -bench RunThroughput -benchtime 1x
+//	go test ./tests/run -run '^$' -bench RunThroughput -benchtime 3x
+//
+// With CHAOS_BENCH_SERVER_PROFILE=FILE the server writes its CPU profile there, as in
+// BenchmarkTrialCPU.
 func BenchmarkRunThroughput(b *testing.B) {
 	env := testkit.Env(b)
 	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
@@ -78,7 +83,11 @@ func BenchmarkRunThroughput(b *testing.B) {
 	ids := faults.IDs(conds)[:14]
 	agents := len(s.Cells())
 	data := b.TempDir()
-	srv := startServer(b, env, data, -1)
+	srvEnv := env
+	if prof := os.Getenv("CHAOS_BENCH_SERVER_PROFILE"); prof != "" {
+		srvEnv = append(slices.Clone(env), "CHAOS_CPUPROFILE="+prof)
+	}
+	srv := startServer(b, srvEnv, data, -1)
 
 	for _, concurrency := range []int{4, 1} {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
@@ -114,9 +123,19 @@ func BenchmarkRunThroughput(b *testing.B) {
 			}
 			loopTime := time.Since(start)
 			loopCPU := childrenCPU() - loop0
+			agentCPU := agentOwnCPU(b, env, py, agent, specPath, ids, agents)
 			b.ReportMetric(runTime.Seconds(), "run-s")
 			b.ReportMetric(loopTime.Seconds(), "loop-s")
 			b.ReportMetric(runTime.Seconds()/loopTime.Seconds(), "x-loop")
+			// The floor: a run whose harness cost nothing, its agents keeping every core
+			// busy all along, would last agent-cpu x trials / cores; as a ratio to the
+			// loop, the best x-loop any harness could have on this machine. What is
+			// left of the issue's 0.33x for everything else a trial costs (the wall,
+			// the relay, the reaper, Temporal, the worker) is budget-cpu-s/trial.
+			cores := float64(runtime.NumCPU())
+			b.ReportMetric(agentCPU.Seconds(), "agent-cpu-s/trial")
+			b.ReportMetric(agentCPU.Seconds()*float64(n)/cores/loopTime.Seconds(), "floor-x-loop")
+			b.ReportMetric((0.33*loopTime.Seconds()*cores-agentCPU.Seconds()*float64(n))/float64(n), "budget-cpu-s/trial")
 			b.ReportMetric(float64(n), "trials")
 
 			// Where the run's time went (timeline_test.go): its trials' workflow and agent
@@ -136,4 +155,49 @@ func BenchmarkRunThroughput(b *testing.B) {
 			b.ReportMetric((sched1.waiting - sched0.waiting).Seconds(), "server-wait-s")
 		})
 	}
+}
+
+// ownCPU runs a Python script as its __main__ and says, on stderr, the CPU its own
+// process used (not its children's: the agent's shell and wall are not the agent).
+const ownCPU = `import resource, sys
+sys.argv = sys.argv[1:]
+try:
+    exec(compile(open(sys.argv[0]).read(), sys.argv[0], "exec"), {"__name__": "__main__"})
+finally:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    sys.stderr.write("agent-cpu-s %.6f\n" % (r.ru_utime + r.ru_stime))
+`
+
+// agentOwnCPU is the stand-in agent's own CPU a trial (its Python process: the start,
+// the JSON, the pipes; not the wall it starts), averaged over one trial of each
+// condition and agent, each against a standalone wall as in the loop, one at a time.
+func agentOwnCPU(b *testing.B, env []string, py, agent, specPath string, ids []string, agents int) time.Duration {
+	b.Helper()
+	records := b.TempDir()
+	var sum float64
+	n := 0
+	for _, id := range ids {
+		for range agents {
+			n++
+			wall := spec.ShellQuote(chaosBin) + " wall --spec " + spec.ShellQuote(specPath) + " --condition " + spec.ShellQuote(id) +
+				" --record " + spec.ShellQuote(filepath.Join(records, fmt.Sprintf("%d.jsonl", n)))
+			cmd := exec.Command(py, "-c", ownCPU, agent, wall)
+			cmd.Env = env
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("the agent under %s, its own CPU measured: %v\n%s", id, err, stderr.String())
+			}
+			var s float64
+			i := strings.LastIndex(stderr.String(), "agent-cpu-s ")
+			if i < 0 {
+				b.Fatalf("the agent under %s said no CPU:\n%s", id, stderr.String())
+			}
+			if _, err := fmt.Sscan(stderr.String()[i+len("agent-cpu-s "):], &s); err != nil {
+				b.Fatalf("the agent under %s: its CPU: %v\n%s", id, err, stderr.String())
+			}
+			sum += s
+		}
+	}
+	return time.Duration(sum / float64(n) * float64(time.Second))
 }
