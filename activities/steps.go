@@ -30,6 +30,12 @@ const setUpAttempts = 3
 // its Teardown gives back, and learns the worker's own task queue (SetUp.Queue) for its
 // later steps.
 func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.SetUp, error) {
+	return a.setUpTrial(ctx, in, !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt >= setUpAttempts)
+}
+
+// setUpTrial is SetUpTrial; last says this is its last attempt (a hub that does not
+// start is then handed back as SetUp.HubError, not as an error to try again).
+func (a *Activities) setUpTrial(ctx context.Context, in run.TrialInput, last bool) (run.SetUp, error) {
 	if in.Light {
 		if err := a.takeSlot(ctx, in.Key()); err != nil {
 			return run.SetUp{}, err
@@ -43,7 +49,6 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 	hub, err := a.StartHub(ctx, run.AgentInput{Trial: in, Workspace: ws})
 	if err != nil {
 		var app *temporal.ApplicationError
-		last := !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt >= setUpAttempts
 		if !last && !(errors.As(err, &app) && app.Type() == ErrBadInput) {
 			a.giveSlot(in.Key())
 			return run.SetUp{}, err

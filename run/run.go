@@ -172,6 +172,10 @@ type TrialInput struct {
 	// its experiment's workflow (workflows/trial_inline.go): TrialAbortSignal of its id.
 	// "" for a trial that is a workflow of its own, aborted by SignalAbort.
 	AbortSignal string `json:"abort_signal,omitempty"`
+	// OneStep: an inline trial runs as one activity, RunTrial (set-up, agent and finish
+	// on the worker that takes it), not SetUpTrial then RunWatchedAgent
+	// (workflows/trial_inline.go oneStepTrials).
+	OneStep bool `json:"one_step,omitempty"`
 }
 
 // TrialAbortSignal is the signal that aborts one trial run inline in its experiment's
@@ -248,6 +252,9 @@ type WatchedAgentResult struct {
 	Agent  AgentResult  `json:"agent"`
 	Abort  string       `json:"abort,omitempty"`
 	Result *TrialResult `json:"result,omitempty"`
+	// SetUp is what RunTrial set up (nil from RunWatchedAgent): where the workflow
+	// finishes the trial when the activity did not.
+	SetUp *SetUp `json:"setup,omitempty"`
 }
 
 // AgentResult is how the agent process ended.

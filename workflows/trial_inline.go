@@ -33,6 +33,18 @@ import (
 // workflow task, and every trial of the run with it.
 const inlineTrials = "inline-trials"
 
+// oneStepTrials is the workflow.GetVersion change id (in ExperimentWorkflow, once a run) of
+// running each inline trial as one activity, RunTrial (TrialInput.OneStep), on the shared
+// queue: its set-up, its agent and, when the agent ends on its own, its verify and
+// teardown, on the worker that took it. Before, the set-up was an activity of its own
+// whose end woke the workflow to schedule the agent on the worker's own queue: an
+// activity task, a workflow task and six history events a trial, each a round trip and
+// a database write of the server. The workflow still finishes what the activity does not
+// (an abort, a cancel, a hub that did not start, a failed verify) on the worker's own
+// queue, which RunTrial names in its result, or in the details of its cancel; a cancel
+// during the set-up is torn down by the activity itself.
+const oneStepTrials = "one-step-trials"
+
 // runAttempt runs one attempt of an inline trial: runLightTrial (a stand-in in the
 // experiment's own tests, as they stand in for TrialWorkflow).
 var runAttempt = runLightTrial

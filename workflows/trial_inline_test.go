@@ -12,14 +12,23 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/crashwall/chaos/activities"
 )
 
-// inlineEnv is an experiment whose trials run inline (trial_inline.go) with every activity
-// mocked but the trial's own steps, which the test gives. TrialWorkflow is not registered:
-// a trial started as a child fails the run.
+// inlineEnv is an experiment whose trials run inline (trial_inline.go) in two steps
+// (SetUpTrial, then RunWatchedAgent: runs started before oneStepTrials), with every
+// activity mocked but the trial's own steps, which the test gives. TrialWorkflow is not
+// registered: a trial started as a child fails the run.
 func inlineEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *[]TrialResult) {
+	env, written := oneStepEnv(t)
+	env.OnGetVersion(oneStepTrials, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	return env, written
+}
+
+// oneStepEnv is inlineEnv for a run started since oneStepTrials: a trial is RunTrial.
+func oneStepEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *[]TrialResult) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
 	env.RegisterActivity(a)

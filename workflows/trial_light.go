@@ -144,19 +144,31 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 		return finish(hostCtx, VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason})
 	}
 
+	// One step: the set-up, the agent and its finish are one activity, RunTrial, on the
+	// shared queue (trial_inline.go, oneStepTrials); what it set up comes back with it.
+	oneStep := attempt > 0 && in.OneStep
 	var su SetUp
-	if err := setUpLight(ctx, step(setupCtx, "set-up"), in, attempt > 0, quick, &su); err != nil {
-		if ctx.Err() == nil && lost(err) {
-			return retry("set up", err)
+	setUp := func(got SetUp) (TrialResult, error, bool) {
+		su, ws = got, got.Workspace
+		if su.Queue != "" {
+			hostCtx = workflow.WithTaskQueue(setupCtx, su.Queue)
 		}
-		return fail("prepare workspace", err)
+		if su.HubError != "" {
+			r, err := fail("start hub", errors.New(su.HubError))
+			return r, err, true
+		}
+		return TrialResult{}, nil, false
 	}
-	ws = su.Workspace
-	if su.Queue != "" {
-		hostCtx = workflow.WithTaskQueue(setupCtx, su.Queue)
-	}
-	if su.HubError != "" {
-		return fail("start hub", errors.New(su.HubError))
+	if !oneStep {
+		if err := setUpLight(ctx, step(setupCtx, "set-up"), in, attempt > 0, quick, &su); err != nil {
+			if ctx.Err() == nil && lost(err) {
+				return retry("set up", err)
+			}
+			return fail("prepare workspace", err)
+		}
+		if r, err, done := setUp(su); done {
+			return r, err
+		}
 	}
 
 	// The agent (and its watcher); an abort signal cancels it.
@@ -172,15 +184,24 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	agentCtx = step(agentCtx, "agent")
-	agentTrial := in
-	if attempt > 0 {
-		// The spec's text stays out of the experiment's history at this step: the hub's
-		// worker has it from the set-up (activities specOf). (A child's history carried
-		// it once a trial; inline, every trial's every step would.)
-		agentTrial.Spec.YAML = nil
+	var agentFut workflow.Future
+	if oneStep {
+		o := workflow.GetActivityOptions(agentCtx)
+		o.TaskQueue = workflow.GetActivityOptions(setupCtx).TaskQueue // shared: any worker
+		o.StartToCloseTimeout += setupTimeout
+		agentCtx = step(workflow.WithActivityOptions(agentCtx, o), "run")
+		agentFut = workflow.ExecuteActivity(agentCtx, a.RunTrial, in)
+	} else {
+		agentCtx = step(agentCtx, "agent")
+		agentTrial := in
+		if attempt > 0 {
+			// The spec's text stays out of the experiment's history at this step: the hub's
+			// worker has it from the set-up (activities specOf). (A child's history carried
+			// it once a trial; inline, every trial's every step would.)
+			agentTrial.Spec.YAML = nil
+		}
+		agentFut = workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: agentTrial, Workspace: ws, Hub: su.Hub, Finish: true})
 	}
-	agentFut := workflow.ExecuteActivity(agentCtx, a.RunWatchedAgent, AgentInput{Trial: agentTrial, Workspace: ws, Hub: su.Hub, Finish: true})
 
 	var out WatchedAgentResult
 	var agentErr error
@@ -192,6 +213,29 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 	if !agentDone {
 		cancelAgent()
 		agentErr = agentFut.Get(agentCtx, &out)
+	}
+	if oneStep {
+		// A cancelled RunTrial names what it set up in its error's details.
+		var cancelled *temporal.CanceledError
+		if errors.As(agentErr, &cancelled) && cancelled.HasDetails() {
+			_ = cancelled.Details(&out)
+		}
+		switch {
+		case out.SetUp != nil:
+			if r, err, done := setUp(*out.SetUp); done {
+				return r, err
+			}
+		case lost(agentErr):
+		case abortReason != "" || ctx.Err() != nil:
+			// Cancelled before anything was set up (or after RunTrial took back what
+			// it had): nothing to verify or tear down.
+			tornDown = true
+			r := result
+			r.Outcome, r.Reason = OutcomeAborted, abortReason
+			return r, nil
+		case agentErr != nil:
+			return fail("prepare workspace", agentErr)
+		}
 	}
 	if lost(agentErr) {
 		return retry("run agent", agentErr)

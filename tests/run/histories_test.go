@@ -42,12 +42,14 @@ func TestRecordHistories(t *testing.T) {
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	histories := []struct{ file, workflowID string }{
-		// A run whose trials ran inline (workflows/trial_inline.go). The others in
-		// workflows/testdata are kept so that runs started by older binaries are known to
-		// replay: experiment.history.json and trial.history.json from before the light
-		// trial (session, six activities), experiment-light and trial-light from before
-		// its local set-up, experiment-local and trial-local from before inline trials.
-		{"experiment-inline.history.json", run.ExperimentWorkflowID(runID)},
+		// A run whose trials ran inline, each one activity (workflows/trial_inline.go,
+		// one-step-trials). The others in workflows/testdata are kept so that runs
+		// started by older binaries are known to replay: experiment.history.json and
+		// trial.history.json from before the light trial (session, six activities),
+		// experiment-light and trial-light from before its local set-up, experiment-local
+		// and trial-local from before inline trials, experiment-inline from before
+		// one-step trials (a set-up, then the agent).
+		{"experiment-onestep.history.json", run.ExperimentWorkflowID(runID)},
 	}
 	for _, h := range histories {
 		t.Run(h.file, func(t *testing.T) {

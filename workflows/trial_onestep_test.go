@@ -1,0 +1,155 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/crashwall/chaos/activities"
+)
+
+// A new run's trial is one activity, RunTrial, on the shared queue, named
+// <trial>/run/<attempt>, given the trial with its spec and abort signal; an agent that
+// ended on its own comes back verified: no other step is taken.
+func TestOneStepTrial(t *testing.T) {
+	env, written := oneStepEnv(t)
+	var seen steps
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+		seen.saw(ctx)
+		if queueOf(ctx) == hostQ || !in.OneStep || in.AbortSignal != TrialAbortSignal(in.Trial.ID) || string(in.Spec.YAML) != "name: t" {
+			return WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("want a one-step trial with its spec on the shared queue", "bad_input", nil)
+		}
+		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
+		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+	})
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 2), Spec: SpecRef{Name: "t", YAML: []byte("name: t")}})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 3)
+	for _, r := range *written {
+		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+	}
+	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/2/run/1", "main/clean/3/run/1"}, seen.ids)
+}
+
+// RunTrial answers what it could not finish, and the workflow finishes it where RunTrial
+// says the trial lives: a hub that did not start, a verify that failed in the activity, a
+// set-up that failed (no host: the shared queue, no workspace).
+func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		answer    WatchedAgentResult
+		err       error
+		queue     string
+		workspace Workspace
+		outcome   string
+		reason    string
+	}{
+		{"hub did not start", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ, HubError: "port in use"}}, nil, hostQ, ws, OutcomeFailed, "start hub: port in use"},
+		{"verify failed in the activity", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil, hostQ, ws, OutcomeCompleted, ""},
+		{"set-up failed", WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no such repository", "bad_input", nil), "", Workspace{}, OutcomeFailed, "no such repository"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, written := oneStepEnv(t)
+			env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(c.answer, c.err)
+			var got VerifyInput
+			var queue string
+			env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
+			env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+			require.NoError(t, env.GetWorkflowError())
+			require.Len(t, *written, 1)
+			r := (*written)[0]
+			require.Equal(t, c.outcome, r.Outcome, r.Reason)
+			require.Contains(t, r.Reason, c.reason)
+			if c.err != nil {
+				require.Contains(t, r.Reason, "prepare workspace: ")
+			}
+			require.Equal(t, c.workspace, got.Workspace)
+			if c.queue != "" {
+				require.Equal(t, c.queue, queue)
+			} else {
+				require.NotEqual(t, hostQ, queue)
+			}
+		})
+	}
+}
+
+// An aborted trial's RunTrial is cancelled. Cancelled before anything was set up (a
+// cancel without details), the trial is aborted with nothing to verify or tear down.
+// (The test environment answers a cancel itself, without the activity's details: a
+// cancel with them is below, and in a real run in tests/run TestNoProcessLeftBehind.)
+func TestOneStepAbortBeforeSetUp(t *testing.T) {
+	env, written := oneStepEnv(t)
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
+	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		t.Errorf("FinishTrial after a cancel before the set-up: %+v", in)
+		return verifyEcho(ctx, in)
+	}).Maybe()
+	env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TeardownInput) error {
+		t.Errorf("Teardown after a cancel before the set-up (%s)", in.Reason)
+		return nil
+	}).Maybe()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(TrialAbortSignal("main/clean/1"), "the same failing call 5 times in a row")
+	}, time.Minute)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 1)
+	r := (*written)[0]
+	require.Equal(t, OutcomeAborted, r.Outcome, r.Reason)
+	require.Equal(t, "the same failing call 5 times in a row", r.Reason)
+}
+
+// A RunTrial cancelled after its set-up names the set-up in its cancel's details; the
+// workflow finishes the trial there, on that worker's queue, with that workspace.
+func TestOneStepCancelWithDetails(t *testing.T) {
+	env, written := oneStepEnv(t)
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(WatchedAgentResult{},
+		temporal.NewCanceledError(WatchedAgentResult{Agent: AgentResult{ExitCode: -1}, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}))
+	var got VerifyInput
+	var queue string
+	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 1)
+	require.Equal(t, hostQ, queue)
+	require.Equal(t, ws, got.Workspace)
+	require.NotNil(t, got.Agent)
+	require.Equal(t, -1, got.Agent.ExitCode)
+}
+
+// A lost worker (RunTrial's heartbeat lost, or no free trial slot) runs the trial again
+// as the next attempt, a new RunTrial; the other trial is not touched.
+func TestOneStepLostWorkerRunsAgain(t *testing.T) {
+	env, written := oneStepEnv(t)
+	var seen steps
+	var mu sync.Mutex
+	runs := map[string]int{}
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+		seen.saw(ctx)
+		mu.Lock()
+		runs[in.Trial.ID]++
+		n := runs[in.Trial.ID]
+		mu.Unlock()
+		switch {
+		case in.Trial.ID == "main/clean/1" && n == 1:
+			return WatchedAgentResult{}, temporal.NewApplicationError("heartbeat failed", activities.ErrHeartbeatLost)
+		case in.Trial.ID == "main/clean/1" && n == 2:
+			return WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no free slot", activities.ErrWorkerBusy, nil)
+		}
+		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
+		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+	})
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(2, 2)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 2)
+	for _, r := range *written {
+		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+	}
+	require.Equal(t, map[string]int{"main/clean/1": 3, "main/clean/2": 1}, runs)
+	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/1/run/2", "main/clean/1/run/3", "main/clean/2/run/1"}, seen.ids)
+}
