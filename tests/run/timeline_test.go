@@ -27,12 +27,12 @@ type runTimeline struct {
 	tail     time.Duration // the last child's close to the experiment's close (Aggregate)
 	inFlight float64       // mean children open between the first's start and the last's close
 	trial    time.Duration // mean child workflow, started to closed
-	agent    time.Duration // mean agent activity (RunWatchedAgent, or RunAgent), started to completed
+	agent    time.Duration // mean agent activity (RunTrial, RunWatchedAgent or RunAgent), started to completed
 	refill   time.Duration // mean gap in the parent: a child's completion to the next child's start initiated
 }
 
 // agentActivities are the activities in which a trial's agent runs.
-var agentActivities = map[string]bool{"RunWatchedAgent": true, "RunAgent": true}
+var agentActivities = map[string]bool{"RunTrial": true, "RunWatchedAgent": true, "RunAgent": true}
 
 // readTimeline reads the histories of run runID from the server c is connected to.
 func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
