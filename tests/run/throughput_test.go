@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +53,8 @@ func BenchmarkRunThroughput(b *testing.B) {
 	if err != nil || py == "" {
 		b.Fatalf("the stand-in agent needs python3 on PATH: %v", err)
 	}
-	agent := filepath.Join(filepath.Dir(exampleSpec), "..", "tests", "run", "testdata", "agent3.py")
+	testdata := filepath.Join(filepath.Dir(exampleSpec), "..", "tests", "run", "testdata")
+	agent, owncpu := filepath.Join(testdata, "agent3.py"), filepath.Join(testdata, "owncpu.py")
 	text, err := os.ReadFile(exampleSpec)
 	if err != nil {
 		b.Fatal(err)
@@ -60,7 +62,7 @@ func BenchmarkRunThroughput(b *testing.B) {
 	yaml := string(text)
 	for _, edit := range [][2]string{
 		{`command: "{chaos} agent scripted --style {agent} --transport stdio --wall-command {wall} --spec {spec}"`,
-			`command: "` + spec.ShellQuote(py) + ` ` + spec.ShellQuote(agent) + ` {wall}"`},
+			`command: "` + spec.ShellQuote(py) + ` ` + spec.ShellQuote(owncpu) + ` ` + spec.ShellQuote(agent) + ` {wall}"`},
 		{"profile: scripted", "profile: generic"},
 	} {
 		if !strings.Contains(yaml, edit[0]) {
@@ -107,33 +109,42 @@ func BenchmarkRunThroughput(b *testing.B) {
 			loop0 := childrenCPU()
 			start = time.Now()
 			n := 0
+			var loopAgentCPU time.Duration
 			for range b.N {
 				for _, id := range ids {
 					for range agents {
 						n++
 						wall := spec.ShellQuote(chaosBin) + " wall --spec " + spec.ShellQuote(specPath) + " --condition " + spec.ShellQuote(id) +
 							" --record " + spec.ShellQuote(filepath.Join(records, fmt.Sprintf("%d.jsonl", n)))
-						cmd := exec.Command(py, agent, wall)
+						cmd := exec.Command(py, owncpu, agent, wall)
 						cmd.Env = env
-						if out, err := cmd.CombinedOutput(); err != nil {
+						out, err := cmd.CombinedOutput()
+						if err != nil {
 							b.Fatalf("the loop's agent under %s: %v\n%s", id, err, out)
 						}
+						loopAgentCPU += agentCPUOf(b, string(out))
 					}
 				}
 			}
 			loopTime := time.Since(start)
 			loopCPU := childrenCPU() - loop0
-			agentCPU := agentOwnCPU(b, env, py, agent, specPath, ids, agents)
+			agentCPU := runAgentCPU(b, runOut, n)
+			runCPU := (cpu1.self + cpu1.children - cpu0.self - cpu0.children) + (client1 - client0)
 			b.ReportMetric(runTime.Seconds(), "run-s")
 			b.ReportMetric(loopTime.Seconds(), "loop-s")
 			b.ReportMetric(runTime.Seconds()/loopTime.Seconds(), "x-loop")
-			// The floor: a run whose harness cost nothing, its agents keeping every core
-			// busy all along, would last agent-cpu x trials / cores; as a ratio to the
-			// loop, the best x-loop any harness could have on this machine. What is
-			// left of the issue's 0.33x for everything else a trial costs (the wall,
-			// the relay, the reaper, Temporal, the worker) is budget-cpu-s/trial.
+			// The agent's own CPU a trial (its Python process, as owncpu.py says it: not
+			// its shell nor its wall), in the run (agents side by side) and in the loop
+			// (one at a time); the rest of the run's CPU a trial is chaos's (the server,
+			// the worker and hub, the relay, the reaper and its shell, `chaos run`). The
+			// floor: a run whose harness cost nothing, its agents keeping every core busy
+			// all along, would last agent-cpu x trials / cores; as a ratio to the loop,
+			// the best x-loop any harness could have on this machine. What a trial may
+			// cost beside its agent for the issue's 0.33x is budget-cpu-s/trial.
 			cores := float64(runtime.NumCPU())
 			b.ReportMetric(agentCPU.Seconds(), "agent-cpu-s/trial")
+			b.ReportMetric(loopAgentCPU.Seconds()/float64(n), "loop-agent-cpu-s/trial")
+			b.ReportMetric(runCPU.Seconds()/float64(n)-agentCPU.Seconds(), "harness-cpu-s/trial")
 			b.ReportMetric(agentCPU.Seconds()*float64(n)/cores/loopTime.Seconds(), "floor-x-loop")
 			b.ReportMetric((0.33*loopTime.Seconds()*cores-agentCPU.Seconds()*float64(n))/float64(n), "budget-cpu-s/trial")
 			b.ReportMetric(float64(n), "trials")
@@ -146,7 +157,6 @@ func BenchmarkRunThroughput(b *testing.B) {
 			// all its cores, the time the server's threads waited for a CPU.
 			tl.report(b)
 			b.ReportMetric((runTime - tl.span).Seconds(), "outside-wf-s")
-			runCPU := (cpu1.self + cpu1.children - cpu0.self - cpu0.children) + (client1 - client0)
 			b.ReportMetric(runCPU.Seconds()/float64(n), "run-cpu-s/trial")
 			b.ReportMetric(runCPU.Seconds()/runTime.Seconds(), "run-cores")
 			b.ReportMetric(loopCPU.Seconds()/float64(n), "loop-cpu-s/trial")
@@ -157,47 +167,43 @@ func BenchmarkRunThroughput(b *testing.B) {
 	}
 }
 
-// ownCPU runs a Python script as its __main__ and says, on stderr, the CPU its own
-// process used (not its children's: the agent's shell and wall are not the agent).
-const ownCPU = `import resource, sys
-sys.argv = sys.argv[1:]
-try:
-    exec(compile(open(sys.argv[0]).read(), sys.argv[0], "exec"), {"__name__": "__main__"})
-finally:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    sys.stderr.write("agent-cpu-s %.6f\n" % (r.ru_utime + r.ru_stime))
-`
-
-// agentOwnCPU is the stand-in agent's own CPU a trial (its Python process: the start,
-// the JSON, the pipes; not the wall it starts), averaged over one trial of each
-// condition and agent, each against a standalone wall as in the loop, one at a time.
-func agentOwnCPU(b *testing.B, env []string, py, agent, specPath string, ids []string, agents int) time.Duration {
+// agentCPUOf is the CPU the stand-in agent said it used (owncpu.py) in its output.
+func agentCPUOf(b *testing.B, out string) time.Duration {
 	b.Helper()
-	records := b.TempDir()
-	var sum float64
-	n := 0
-	for _, id := range ids {
-		for range agents {
-			n++
-			wall := spec.ShellQuote(chaosBin) + " wall --spec " + spec.ShellQuote(specPath) + " --condition " + spec.ShellQuote(id) +
-				" --record " + spec.ShellQuote(filepath.Join(records, fmt.Sprintf("%d.jsonl", n)))
-			cmd := exec.Command(py, "-c", ownCPU, agent, wall)
-			cmd.Env = env
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				b.Fatalf("the agent under %s, its own CPU measured: %v\n%s", id, err, stderr.String())
-			}
-			var s float64
-			i := strings.LastIndex(stderr.String(), "agent-cpu-s ")
-			if i < 0 {
-				b.Fatalf("the agent under %s said no CPU:\n%s", id, stderr.String())
-			}
-			if _, err := fmt.Sscan(stderr.String()[i+len("agent-cpu-s "):], &s); err != nil {
-				b.Fatalf("the agent under %s: its CPU: %v\n%s", id, err, stderr.String())
-			}
-			sum += s
-		}
+	i := strings.LastIndex(out, "agent-cpu-s ")
+	var sec float64
+	if i < 0 {
+		b.Fatalf("the agent said no CPU (owncpu.py):\n%s", out)
 	}
-	return time.Duration(sum / float64(n) * float64(time.Second))
+	if _, err := fmt.Sscan(out[i+len("agent-cpu-s "):], &sec); err != nil {
+		b.Fatalf("the agent's CPU: %v\n%s", err, out)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+// runAgentCPU is the stand-in agents' own CPU a trial in the run folder out: what each
+// said on its stderr (owncpu.py), every one of the n trials' counted once.
+func runAgentCPU(b *testing.B, out string, n int) time.Duration {
+	b.Helper()
+	var sum time.Duration
+	seen := 0
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "stderr" {
+			return err
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sum += agentCPUOf(b, string(text))
+		seen++
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if seen != n {
+		b.Fatalf("%d agents' stderr in %s, want one for each of the %d trials", seen, out, n)
+	}
+	return sum / time.Duration(n)
 }
