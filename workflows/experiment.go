@@ -36,7 +36,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	light := workflow.GetVersion(ctx, lightTrial, workflow.DefaultVersion, 1) == 1 // trial_light.go
 	localSetUp := light && workflow.GetVersion(ctx, localSetUpTrial, workflow.DefaultVersion, 1) == 1
 	inline := localSetUp && workflow.GetVersion(ctx, inlineTrials, workflow.DefaultVersion, 1) == 1 // trial_inline.go
-	oneStep := inline && workflow.GetVersion(ctx, oneStepTrials, workflow.DefaultVersion, 1) == 1 // trial_inline.go
+	oneStep := inline && workflow.GetVersion(ctx, oneStepTrials, workflow.DefaultVersion, 1) == 1   // trial_inline.go
 	results := append([]TrialResult(nil), in.Results...)
 	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
 	for _, r := range in.Results {

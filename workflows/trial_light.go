@@ -234,6 +234,12 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 			r.Outcome, r.Reason = OutcomeAborted, abortReason
 			return r, nil
 		case agentErr != nil:
+			// Nothing named as set up: its set-up failed, or the activity outlived its
+			// bound (it could not stop its agent) and what it set up is not known here.
+			var timeout *temporal.TimeoutError
+			if errors.As(agentErr, &timeout) {
+				return fail("run agent", agentErr)
+			}
 			return fail("prepare workspace", agentErr)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/activities"
@@ -52,6 +53,7 @@ func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
 		{"hub did not start", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ, HubError: "port in use"}}, nil, hostQ, ws, OutcomeFailed, "start hub: port in use"},
 		{"verify failed in the activity", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil, hostQ, ws, OutcomeCompleted, ""},
 		{"set-up failed", WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no such repository", "bad_input", nil), "", Workspace{}, OutcomeFailed, "no such repository"},
+		{"outlived its bound", WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil), "", Workspace{}, OutcomeFailed, "run agent: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, written := oneStepEnv(t)
@@ -65,7 +67,7 @@ func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
 			r := (*written)[0]
 			require.Equal(t, c.outcome, r.Outcome, r.Reason)
 			require.Contains(t, r.Reason, c.reason)
-			if c.err != nil {
+			if c.err != nil && c.name == "set-up failed" {
 				require.Contains(t, r.Reason, "prepare workspace: ")
 			}
 			require.Equal(t, c.workspace, got.Workspace)
