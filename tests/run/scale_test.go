@@ -171,7 +171,9 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 			}
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				activity = max(activity, proto.Size(a.GetInput()))
-				if strings.HasSuffix(a.GetActivityId(), "/set-up/1") { // a trial run inline
+				// A trial run inline: its first attempt's set-up, or its one step
+				// (RunTrial, runs since one-step-trials).
+				if id := a.GetActivityId(); strings.HasSuffix(id, "/set-up/1") || strings.HasSuffix(id, "/run/1") {
 					children++
 				}
 			}
