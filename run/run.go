@@ -22,6 +22,12 @@ const (
 // worker: only that worker (or chaos resume RUN's) takes its trials, never another run's.
 func EmbeddedTaskQueue(runID string) string { return "chaos-run-" + runID }
 
+// TrialTaskQueue is the task queue a run's trials (RunTrial) wait on, beside queue, the
+// one its workflows and other activities use. A worker polls it with exactly as many
+// activity slots as trials it runs at once (--max-trials), so a trial that finds every
+// slot taken waits in the queue, unstarted: no retry is spent on it and no history grows.
+func TrialTaskQueue(queue string) string { return queue + "-trials" }
+
 // ExperimentWorkflowID is the workflow id of a run.
 func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
 
