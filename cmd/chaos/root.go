@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crashwall/chaos/spec"
 )
@@ -83,7 +85,7 @@ whether the world ended right and whether the agent claimed success.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return flagError{err}
+		return flagError{withFlagSuggestion(c, err)}
 	})
 	root.AddCommand(
 		NewCmdDemo(ios, nil),
@@ -128,4 +130,23 @@ func usageErrors(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		usageErrors(sub)
 	}
+}
+
+// withFlagSuggestion adds "did you mean --reps?" to pflag's "unknown flag: --rep" when one
+// of the command's flags is that close.
+func withFlagSuggestion(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if m, ok := spec.Closest(name, names); ok {
+		return fmt.Errorf("%w (did you mean --%s?)", err, m)
+	}
+	return err
 }

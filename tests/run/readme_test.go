@@ -49,6 +49,40 @@ func readmeCommands(t testing.TB) []string {
 	return cmds
 }
 
+// readmeBlockWith is the README's ```sh block that has a line starting with prefix, its
+// lines in order (continuations joined).
+func readmeBlockWith(t testing.TB, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(chaosbin.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	inBlock, line := false, ""
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case !inBlock && l == "```sh":
+			inBlock, block = true, nil
+		case inBlock && l == "```":
+			inBlock = false
+			for _, c := range block {
+				if strings.HasPrefix(c, prefix) {
+					return block
+				}
+			}
+		case inBlock:
+			if strings.HasSuffix(l, `\`) {
+				line += strings.TrimSuffix(l, `\`)
+				continue
+			}
+			block = append(block, line+l)
+			line = ""
+		}
+	}
+	t.Fatalf("README.md has no sh block with a line starting %q", prefix)
+	return nil
+}
+
 // readmeCommand is the one README command line that starts with goRun+" "+prefix; the test
 // fails when the README has none or more than one.
 func readmeCommand(t testing.TB, cmds []string, prefix string) string {
@@ -126,6 +160,9 @@ func TestREADMECommands(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^run +` + regexp.QuoteMeta(id) + ` `).MatchString(show.Stdout) {
 			t.Errorf("chaos show %s does not show that run:\n%s", id, show.Stdout)
 		}
+		if !regexp.MustCompile(`(?m)^plan +\d+ trials of support-ticket: `).MatchString(show.Stdout) {
+			t.Errorf("chaos show %s: want its plan line as \"plan     N trials of support-ticket: ...\" (once the word plan):\n%s", id, show.Stdout)
+		}
 	})
 
 	t.Run("faults", func(t *testing.T) {
@@ -136,6 +173,36 @@ func TestREADMECommands(t *testing.T) {
 			if !strings.Contains(faults.Stdout, c) {
 				t.Errorf("%s does not list %s:\n%s", line, c, faults.Stdout)
 			}
+		}
+	})
+
+	t.Run("binary route", func(t *testing.T) {
+		// The README's lines for scripts and CI: make build, then bin/chaos, whose exit
+		// code the shell sees (go run would turn 3 and 4 into 1).
+		block := readmeBlockWith(t, "bin/chaos ")
+		if len(block) < 2 || block[0] != "make build" {
+			t.Fatalf("the README's block with bin/chaos is %q, want make build first", block)
+		}
+		line := block[1]
+		if !strings.HasPrefix(line, "bin/chaos run examples/support-ticket.yaml --out ci-run;") {
+			t.Fatalf("the README's binary route is %q: this test runs the support-ticket example into ci-run", line)
+		}
+		binary := func(l string) string { return spec.ShellQuote(chaosBin) + strings.TrimPrefix(l, "bin/chaos") }
+		dir := workDir(t)
+		r := testkit.RunIn(t, dir, "/bin/sh", env, 20*time.Minute, "-c", binary(line))
+		r.MustSucceed(t, line)
+		if !strings.Contains(r.Stdout, "chaos exited 0\n") {
+			t.Errorf("%s did not print its exit code 0:\n%s\n%s", line, r.Stdout, r.Stderr)
+		}
+		if !exists(filepath.Join(dir, "ci-run", "junit.xml")) {
+			t.Errorf("%s wrote no ci-run/junit.xml", line)
+		}
+		// The same line with an agent that never reaches the wall: exit 4 reaches the
+		// script as 4.
+		unreached := strings.Replace(line, "--out ci-run", "--out ci-run-4 --only clean -- true", 1)
+		r = testkit.RunIn(t, dir, "/bin/sh", env, 20*time.Minute, "-c", binary(unreached))
+		if !strings.Contains(r.Stdout, "chaos exited 4\n") {
+			t.Errorf("%s: want the script to see exit 4 (no trial scored)\n%s\n%s", unreached, r.Stdout, r.Stderr)
 		}
 	})
 
