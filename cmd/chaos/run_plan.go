@@ -141,6 +141,10 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		}
 	}
 	if _, err := s.Agent.ExpandEnv(nil); err != nil {
+		var ee *spec.EnvError
+		if errors.As(err, &ee) && ee.Line > 0 {
+			return nil, nil, nil, badInput(fmt.Errorf("%s:%d: %w", opts.Spec, ee.Line, err))
+		}
 		return nil, nil, nil, badInput(fmt.Errorf("%s: %w", opts.Spec, err))
 	}
 	p, err := spec.NewPlan(s, ids, opts.Reps, opts.Concurrency)
