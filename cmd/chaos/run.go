@@ -216,6 +216,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
+	if note := uiAfterRun(c, opts.Temporal, runID); note != "" {
+		fmt.Fprintln(opts.IO.Out, note)
+	}
 	if plan.Branch {
 		fmt.Fprintln(opts.IO.Out, branchOutcome(res.OutDir)) // run_branch.go
 	}

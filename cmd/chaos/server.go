@@ -51,7 +51,7 @@ the worker copies every run into the results database.`,
 	cmd.Flags().StringVar(&opts.Temporal.DataDir, "data-dir", "", "where history and logs are kept (default $XDG_DATA_HOME/chaos)")
 	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	cmd.Flags().IntVar(&opts.Port, "port", 7233, "frontend gRPC port (0: any free port)")
-	cmd.Flags().IntVar(&opts.UIPort, "ui-port", 8233, "web UI port (0: any free port, -1: no UI)")
+	cmd.Flags().IntVar(&opts.UIPort, "ui-port", serverUIPort, "web UI port (0: any free port, -1: no UI)")
 	cmd.Flags().BoolVar(&opts.NoWorker, "no-worker", false, "run no worker here (workers join with chaos worker --temporal ADDR)")
 	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL to keep Temporal's history in (default: SQLite in the data directory); its password as ${VAR}, PGPASSWORD or PGPASSFILE, never here")
 	addResultsFlags(cmd, &opts.Results, true)

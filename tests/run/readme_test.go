@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,9 @@ import (
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
 )
+
+// uiAfterLine is what chaos run prints of its web UI once the run has ended.
+var uiAfterLine = regexp.MustCompile(`(?m)^  To open it: (chaos server[^,]*), then (http://\S+)$`)
 
 // goRun is how the README starts every chaos command; the tests put the binary they built
 // in its place and keep the rest of the line as the README prints it.
@@ -153,6 +158,30 @@ func TestREADMECommands(t *testing.T) {
 			t.Errorf("manifest.json: spec.path %q, want %q", m.Spec.Path, want)
 		} else if b, err := os.ReadFile(want); err != nil || !strings.Contains(string(b), "name: support-ticket") {
 			t.Errorf("the kept spec %s: %v %.40q", want, err, b)
+		}
+
+		// The demo's web UI died with it; the console says how to open the run's history
+		// again, and that way works: chaos server on the data directory serves it.
+		ui := uiAfterLine.FindStringSubmatch(demo.Stdout)
+		if ui == nil {
+			t.Errorf("chaos demo does not say how to open its history once it has ended:\n%s", demo.Stdout)
+		} else {
+			if want := "chaos server --data-dir " + data; ui[1] != want {
+				t.Errorf("the demo says to open its history with %q, want %q", ui[1], want)
+			}
+			link, err := url.Parse(ui[2])
+			if err != nil || link.Port() != "8233" || !strings.HasSuffix(link.Path, "/workflows/"+run.ExperimentWorkflowID(id)) {
+				t.Errorf("the printed link %q is not chaos server's UI (port 8233) on the run's workflow (%v)", ui[2], err)
+			} else {
+				// The server on a free UI port (8233 may be taken on a test machine); the
+				// link's path as printed, through the UI's API.
+				srv := startServer(t, env, data, 0)
+				api := srv.UI + "/api/v1" + link.Path
+				if code, body := get(t, api); code != http.StatusOK || !strings.Contains(body, run.ExperimentWorkflowID(id)) {
+					t.Errorf("GET %s after the demo ended: %d\n%.500s", api, code, body)
+				}
+				srv.Stop(t)
+			}
 		}
 
 		show := testkit.RunIn(t, home, chaosBin, env, runTimeout, "show", id)
