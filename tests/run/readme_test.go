@@ -134,6 +134,17 @@ func TestREADMECommands(t *testing.T) {
 		demo := testkit.RunIn(t, home, chaosBin, env, demoTimeout, "demo", "--data-dir", data)
 		demo.MustSucceed(t, "chaos demo")
 		id := runIDOf(t, demo.Stdout)
+		// The demo tells a clean story: no trial lost to the example's own limits, and
+		// every verdict it prints is one the README explains.
+		readme, _ := os.ReadFile(filepath.Join(chaosbin.Root(), "README.md"))
+		for _, m := range regexp.MustCompile(`(?m)^  ([a-z_]+) +\d+$`).FindAllStringSubmatch(demo.Stdout, -1) {
+			if m[1] == "no_verdict" {
+				t.Errorf("the demo has no_verdict trials: a newcomer reads them as chaos failing\n%s", demo.Stdout)
+			}
+			if !strings.Contains(string(readme), "`"+m[1]+"` (") {
+				t.Errorf("the demo prints verdict %s, which the README does not explain", m[1])
+			}
+		}
 		folder := filepath.Join(home, "chaos-runs", "demo", id)
 		if !strings.Contains(demo.Stdout, "run "+id+" -> "+folder+"\n") {
 			t.Errorf("chaos demo does not name its run folder %s after the run id:\n%s", folder, demo.Stdout)
