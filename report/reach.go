@@ -114,6 +114,22 @@ func Warnings(results []run.TrialResult) []string {
 		out = append(out, fmt.Sprintf("%d of %d trials not scored, %s: %s", byCode[c], len(results), c, first[c]))
 	}
 
+	// Agents that crashed, or met an infrastructure failure, are not scored either: said
+	// here with the first trial's reason, so the summary's "see the warnings above" has
+	// something above.
+	infra, infraFirst := 0, ""
+	for _, r := range results {
+		if r.Unreached == "" && r.Verdict == NoVerdict && strings.HasPrefix(r.VerdictWhy, "infrastructure failure: ") {
+			if infra == 0 {
+				infraFirst = strings.TrimPrefix(r.VerdictWhy, "infrastructure failure: ")
+			}
+			infra++
+		}
+	}
+	if infra > 0 {
+		out = append(out, fmt.Sprintf("%d of %d trials not scored, an infrastructure failure or a crash of the agent; the first: %s", infra, len(results), infraFirst))
+	}
+
 	notCorrect := CleanNotCorrect(results)
 	scored := 0
 	for _, r := range results {

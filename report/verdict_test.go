@@ -262,6 +262,11 @@ func TestWarnings(t *testing.T) {
 			tr("a", "clean", NoVerdict, ""), tr("a", "phantom_success@x", SilentWrong, "")}, nil, false},
 		{"nothing fired", []run.TrialResult{tr("a", "phantom_success@x", NotTriggered, "")}, []string{"no trial could be scored (1 trials)"}, true},
 		{"no trials", nil, nil, false},
+		{"the agent crashed", []run.TrialResult{
+			{Cell: "a", Condition: "clean", Verdict: NoVerdict, VerdictWhy: "infrastructure failure: the agent crashed (exit 1): Error: 404 page not found"},
+			{Cell: "a", Condition: "phantom_success@x", Verdict: NoVerdict, VerdictWhy: "infrastructure failure: the agent crashed (exit 1): Error: 404 page not found"}},
+			[]string{"2 of 2 trials not scored, an infrastructure failure or a crash of the agent; the first: the agent crashed (exit 1): Error: 404 page not found",
+				"no trial could be scored (2 trials)"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
