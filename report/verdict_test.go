@@ -211,6 +211,16 @@ func TestReachUnreached(t *testing.T) {
 		{"few calls are enough", met(func(r *Reach) { r.ToolCalls = 1; r.Contacts = 1 }), "", ""},
 		{"no tools in the spec", met(func(r *Reach) { r.Tools = false; r.ToolCalls = 0 }), "", ""},
 		{"no call, model fault fired", met(func(r *Reach) { r.ToolCalls = 0; r.Model, r.ModelCalls, r.ModelFired = true, 1, 1 }), "", ""},
+		// A model fault does not excuse an agent that was never given the wall (Claude Code
+		// without --mcp-config, an SDK app with a wrong MCP URL, under llm_error_single).
+		{"never connected, model fault fired", met(func(r *Reach) {
+			r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0
+			r.Model, r.ModelCalls, r.ModelFired = true, 1, 1
+		}), UnreachedNoContact, "a model fault fired too"},
+		{"initialize never completed, model fault fired", met(func(r *Reach) {
+			r.ToolCalls, r.Initialized = 0, 0
+			r.Model, r.ModelCalls, r.ModelFired = true, 1, 1
+		}), UnreachedNoInitialize, "never completed initialize (a model fault fired too"},
 		{"never connected", met(func(r *Reach) { r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0 }), UnreachedNoContact, "never connected"},
 		{"initialize never completed", met(func(r *Reach) { r.ToolCalls, r.Initialized = 0, 0 }), UnreachedNoInitialize, "never completed initialize"},
 		{"listed, never called", met(func(r *Reach) { r.ToolCalls = 0 }), UnreachedNoToolCall, "never called a tool: is the wall's server allowed?"},
