@@ -77,6 +77,10 @@ type ModelProxyConfig struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Prices turns each call's tokens into money (nil: cost.Defaults); llm_usage.go.
 	Prices cost.Table
+	// MaxUSD is the trial's limits.max_cost_usd (0: none): once the calls so far cost more,
+	// every further model call is refused here, so the trial overshoots by at most the
+	// call that crossed it (the watcher aborts the trial too, but it learns late).
+	MaxUSD float64
 }
 
 // ModelStats are the model proxy's counts so far.
@@ -102,6 +106,7 @@ type ModelProxy struct {
 	client   *http.Client
 	sleep    func(ctx context.Context, d time.Duration) error
 	prices   cost.Table
+	maxUSD   float64
 
 	mu       sync.Mutex
 	calls    int  // model calls so far: the ordinal of undeclared positions
@@ -144,7 +149,7 @@ func NewModelProxy(cfg ModelProxyConfig) (*ModelProxy, error) {
 	if prices == nil {
 		prices = cost.Defaults
 	}
-	return &ModelProxy{prices: prices,
+	return &ModelProxy{prices: prices, maxUSD: cfg.MaxUSD,
 		upstream: u, fault: fault, rate: rate, steps: cfg.Steps, seed: cfg.Seed,
 		context: cfg.Context, rec: cfg.Record, client: &c, sleep: sleep,
 	}, nil
@@ -221,6 +226,15 @@ func (p *ModelProxy) model(w http.ResponseWriter, r *http.Request, api modelAPI)
 	}
 	c := &modelCall{api: api, path: r.URL.Path, body: body, attempt: attempt, position: r.Header.Get(PositionHeader)}
 	p.mu.Lock()
+	if spent := p.usage.USD; p.maxUSD > 0 && spent > p.maxUSD {
+		p.mu.Unlock()
+		// 402: no client retries it, as it would a 429 or a 5xx.
+		reason := fmt.Sprintf("the trial's model calls cost %s, more than its limit of %s (limits.max_cost_usd): no further model call is forwarded",
+			cost.Format(spent), cost.Format(p.maxUSD))
+		p.write(record.Row{Type: record.TypeRejected, Transport: TransportLLM, Tool: c.path, Args: c.args(), Reason: reason, Status: http.StatusPaymentRequired})
+		writeModelError(w, http.StatusPaymentRequired, "chaos model proxy: "+reason)
+		return
+	}
 	p.calls++
 	p.stats.Calls++
 	undeclared := c.position == ""
