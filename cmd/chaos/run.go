@@ -148,7 +148,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if line := branchLine(s, plan); line != "" {
 		fmt.Fprintln(opts.IO.Out, line)
 	}
-	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
+	costDirs := []string{runsDir(opts, s)}
+	if opts.Out != "" {
+		costDirs = append(costDirs, filepath.Dir(filepath.Clean(opts.Out)))
+	}
+	costLine, perTrial := costPlanLine(s.Name, costDirs, len(plan.Trials), opts.BudgetUSD)
 	if !opts.Estimated && (s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0) {
 		fmt.Fprintln(opts.IO.Out, costLine)
 	}
