@@ -228,16 +228,22 @@ func parseSpec(ref run.SpecRef) (*spec.Spec, error) {
 	if ref.Profile != "" {
 		s.Agent.Profile = ref.Profile
 	}
-	learnSecrets(s)
+	LearnSecrets(s)
 	return s, nil
 }
 
-// learnSecrets adds the values the spec's ${VAR}s take on this worker to the process's
+// LearnSecrets adds the values the spec's ${VAR}s take on this worker, and the model
+// keys in its environment (which the agent inherits: llm.KeyEnv), to the process's
 // registry (redact.Known) before anything of the trial is written: every writer of the
 // trial and the run, and every payload sent to Temporal, replaces them.
-func learnSecrets(s *spec.Spec) {
+func LearnSecrets(s *spec.Spec) {
 	for _, sc := range s.Secrets(nil) {
 		redact.Known.Add(sc.Name, sc.Value)
+	}
+	for _, k := range llm.KeyEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			redact.Known.Add(k, v)
+		}
 	}
 }
 

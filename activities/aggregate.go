@@ -147,7 +147,7 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	if err != nil {
 		s = nil
 	} else {
-		learnSecrets(s)
+		LearnSecrets(s)
 	}
 	if s != nil && in.Spec.Profile != "" {
 		s.Agent.Profile = in.Spec.Profile

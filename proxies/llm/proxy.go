@@ -643,6 +643,12 @@ func containsString(vs []string, s string) bool {
 	return false
 }
 
+// KeyEnv are the environment variables the model SDKs and agents read their key from.
+// An agent inherits the worker's environment, so chaos hands these out as surely as
+// agent.env's: the worker redacts their values (activities) before any call is seen.
+var KeyEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AZURE_OPENAI_API_KEY",
+	"GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY"}
+
 // keyHeaders are the headers the model APIs take a key in.
 var keyHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
 
