@@ -85,6 +85,9 @@ func (s *Set) Add(name, value string) {
 	s.rebuild()
 }
 
+// Empty says whether the set holds no value; it takes no lock.
+func (s *Set) Empty() bool { return s.snapshot() == nil }
+
 // Len is the number of values held.
 func (s *Set) Len() int {
 	s.mu.Lock()

@@ -21,7 +21,7 @@ import (
 // serialized protobuf's lengths would not survive it. Other bytes fields (task tokens)
 // are never touched. With no secret known a request passes untouched and unwalked.
 func redactRequests(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if m, ok := req.(proto.Message); ok && redact.Known.Len() > 0 {
+	if m, ok := req.(proto.Message); ok && !redact.Known.Empty() {
 		redactMessage(m.ProtoReflect())
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
