@@ -46,7 +46,10 @@ type Set struct {
 	pats   atomic.Pointer[patterns]
 }
 
-type named struct{ name, value string }
+type named struct {
+	name, value string
+	forms       []string // forms(value), computed once
+}
 
 // patterns is an immutable snapshot: every form of every value, longest first.
 type patterns struct {
@@ -78,7 +81,7 @@ func (s *Set) Add(name, value string) {
 			return
 		}
 	}
-	s.values = append(s.values, named{name, value})
+	s.values = append(s.values, named{name, value, forms(value)})
 	if len(s.values) > MaxValues {
 		s.values = slices.Delete(s.values, 0, len(s.values)-MaxValues)
 	}
@@ -99,7 +102,7 @@ func (s *Set) rebuild() {
 	p := &patterns{}
 	seen := map[string]bool{}
 	for _, v := range s.values {
-		for _, f := range forms(v.value) {
+		for _, f := range v.forms {
 			if len(f) < MinLen || seen[f] {
 				continue
 			}
