@@ -33,7 +33,7 @@ import (
 )
 
 // MinLen is the shortest value treated as a secret.
-const MinLen = 6
+const MinLen = 8
 
 // MaxValues bounds the values a Set holds; past it, the oldest are dropped.
 const MaxValues = 1024
