@@ -284,6 +284,9 @@ type eachWrite struct {
 	w io.Writer
 }
 
+// Unwrap is the writer redacted into (to ask whether it is a terminal).
+func (e eachWrite) Unwrap() io.Writer { return e.w }
+
 func (e eachWrite) Write(p []byte) (int, error) {
 	if _, err := e.w.Write(e.s.Bytes(p)); err != nil {
 		return 0, err
