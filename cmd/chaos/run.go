@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -133,6 +134,10 @@ func newRunID(now time.Time) string {
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {
+	// What the run prints holds no secret value this process knows (docs/record.md#secrets).
+	streams := *opts.IO
+	streams.Out, streams.ErrOut = redact.Known.EachWrite(streams.Out), redact.Known.EachWrite(streams.ErrOut)
+	opts.IO = &streams
 	s, data, plan, paired, err := planPairedRun(opts)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
@@ -115,12 +117,14 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 	return nil
 }
 
-func mustAppend(path string) *os.File {
+// mustAppend is a log file opened for appending (stderr if it cannot be), every secret
+// value known redacted from what is written to it.
+func mustAppend(path string) io.Writer {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return os.Stderr
+		return redact.Known.EachWrite(os.Stderr)
 	}
-	return f
+	return redact.Known.EachWrite(f)
 }
 
 // WorkerCmdOptions are the inputs of `chaos worker`.

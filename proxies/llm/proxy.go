@@ -31,6 +31,7 @@ import (
 	"github.com/crashwall/chaos/cost"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/redact"
 )
 
 // The headers by which an agent declares where a model call stands (the public package
@@ -462,6 +463,7 @@ func (p *ModelProxy) pass(w http.ResponseWriter, r *http.Request) {
 // outgoing builds the upstream request: the upstream base URL joined with the path,
 // the query string as it came, the headers without hop-by-hop and X-Chaos-* ones.
 func (p *ModelProxy) outgoing(r *http.Request, body io.Reader) (*http.Request, error) {
+	learnModelKey(r.Header)
 	u := *p.upstream
 	path := r.URL.EscapedPath()
 	if !strings.HasPrefix(path, "/") {
@@ -653,4 +655,29 @@ func containsString(vs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// KeyEnv are the environment variables the model SDKs and agents read their key from.
+// An agent inherits the worker's environment, so chaos hands these out as surely as
+// agent.env's: the worker redacts their values (activities) before any call is seen.
+var KeyEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AZURE_OPENAI_API_KEY",
+	"GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY"}
+
+// keyHeaders are the headers the model APIs take a key in.
+var keyHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// learnModelKey adds the key the agent sends its model to redact.Known, as
+// MODEL_API_KEY: the proxy forwards it and nothing chaos writes may hold it, wherever
+// the agent got it from (agent.env, or the worker's own environment).
+func learnModelKey(h http.Header) {
+	for _, k := range keyHeaders {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		if scheme, key, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			redact.Known.Add("MODEL_API_KEY", strings.TrimSpace(key))
+		}
+		redact.Known.Add("MODEL_API_KEY", v)
+	}
 }
