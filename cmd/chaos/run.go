@@ -54,6 +54,10 @@ type RunOptions struct {
 	Estimated bool
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
 	HeartbeatTimeout time.Duration
+	// Gates are --gate's bars and GateRegression --gate-regression's baseline run folder
+	// (run_gate.go).
+	Gates          []string
+	GateRegression string
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
@@ -105,6 +109,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "run each cell's clean trial first; its fault trials start from its twin state just before its first write on the task's last unit (docs/shim.md)")
+	cmd.Flags().StringArrayVar(&opts.Gates, "gate", nil, "fail the run (exit 5) where the evidence says a rate breaks this bar, such as 'silent_wrong<=5%' (repeatable; any verdict or declared outcome)")
+	cmd.Flags().StringVar(&opts.GateRegression, "gate-regression", "", "fail the run (exit 5) where it is worse than this paired baseline run folder (McNemar, alpha 0.05)")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -147,6 +153,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	if err := checkBudget(opts.BudgetUSD); err != nil {
+		return err
+	}
+	gates, err := parseGates(opts.Gates, opts.GateRegression, s)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
@@ -241,6 +251,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		unscorable = report.Unscorable(res.Results)
 	} else if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
+		return err
+	}
+	if err := checkGates(opts.IO, res.OutDir, gates, opts.GateRegression); err != nil {
 		return err
 	}
 	// A run someone aborted says so itself; it exits 0 as it did, its warnings printed.
