@@ -225,7 +225,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
 		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
-	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
+	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue,
+		Memo: map[string]any{run.MemoSpec: s.Name}}, workflows.ExperimentWorkflow, in)
 	if err != nil {
 		return unexpected(c, fmt.Errorf("start the run: %w", err))
 	}
