@@ -27,6 +27,10 @@ const (
 	// ExitNoScore: the run finished, but no trial could be scored (the agent never met
 	// the wall, every trial timed out, no fault fired...): there is no rate to act on.
 	ExitNoScore = 4
+	// ExitGate (5, run_gate.go): a --gate failed on the evidence.
+	// ExitStopped: the run stopped before all its trials ran (aborted, or stopped by
+	// --budget); its folder holds the trials that did.
+	ExitStopped = 6
 )
 
 // ExitError carries the exit code of a failed command.

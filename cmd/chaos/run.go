@@ -257,8 +257,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := checkGates(opts.IO, res.OutDir, gates, opts.GateRegression); err != nil {
 		return err
 	}
-	// A run someone aborted says so itself; it exits 0 as it did, its warnings printed.
-	if unscorable && res.Aborted == "" {
+	if err := stoppedEarly(res); err != nil {
+		return err
+	}
+	if unscorable {
 		return &ExitError{Code: ExitNoScore, Err: fmt.Errorf("no trial of run %s could be scored, so it has no rate: see the warnings above and %s",
 			res.RunID, filepath.Join(res.OutDir, "summary.txt"))}
 	}

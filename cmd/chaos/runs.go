@@ -219,7 +219,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
-	return nil
+	return stoppedEarly(res)
 }
 
 // memoSpec is the spec a run's workflow names in its memo, "-" for a run started without.
