@@ -23,6 +23,21 @@ func modelYAML(t testing.TB, upstream, fault string) []byte {
 		"outcomes:\n  failures:\n    - {name: priority_lost, state: {key: priority, not_equals: urgent}}\n  successes:\n    - {name: says_ok, closing: \"STATUS: ok\"}\n")
 }
 
+// listTools asks the trial's wall for its tools (GET {wall_url}/tools): the agent meets
+// the wall without calling a tool, as an agent set up with the wall does before its first
+// model call.
+func listTools(t *testing.T, hub run.HubInfo) {
+	t.Helper()
+	resp, err := http.Get(hub.URL + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s/tools: %d", hub.URL, resp.StatusCode)
+	}
+}
+
 // modelCall posts one Chat Completions call at position to the trial's {llm_url}.
 func modelCall(t *testing.T, llmURL, position string) (int, string) {
 	t.Helper()
@@ -77,6 +92,9 @@ func TestTrialModelProxy(t *testing.T) {
 			llmURL := hub.Tokens["llm_url"]
 			if llmURL != hub.URL+httpwall.ModelPrefix {
 				t.Errorf("{llm_url} = %q, want the hub's URL + %s", llmURL, httpwall.ModelPrefix)
+			}
+			if tt.calls != nil {
+				listTools(t, hub)
 			}
 			for _, pos := range tt.calls {
 				status, body := modelCall(t, llmURL, pos)
@@ -157,6 +175,7 @@ func TestTrialSaysWhichFaultFired(t *testing.T) {
 	in := trialInput(t, modelYAML(t, toolCall.URL, "tool_error_single"), examplePath, "phantom_success@update_ticket", "true")
 	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
 	hub := must[run.HubInfo](t, env, a.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+	listTools(t, hub)
 	if status, body := modelCall(t, hub.Tokens["llm_url"], "choose"); status != 200 || !strings.Contains(body, `"arguments":"{}"`) {
 		t.Fatalf("the model fault did not fire: %d %s", status, body)
 	}
