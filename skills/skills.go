@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/crashwall/chaos/within"
 )
 
 // Where a skill or a server was found.
@@ -67,6 +69,9 @@ type Found struct {
 	Skills   []Skill  `json:"skills"`
 	Servers  []Server `json:"servers"`
 	Problems []string `json:"problems,omitempty"`
+	// Refused holds the skills whose name cannot be a folder name (it holds a / or is
+	// ..), by that name: why, with the SKILL.md line. They are not in Skills.
+	Refused map[string]string `json:"refused,omitempty"`
 }
 
 // Options say where to look. Empty fields take the defaults noted.
@@ -163,6 +168,17 @@ func (f *Found) readSkills(dir, scope string) {
 			}
 		}
 		if front.Name != "" {
+			// The name becomes a folder (.claude/skills/NAME in a skill test's folder and
+			// its sandboxes): one name, never a path.
+			if msg := within.Name(front.Name); msg != "" {
+				why := fmt.Sprintf("%s:%d: the skill's name %q %s; a skill's name is one folder name", path, nameLine(data), front.Name, msg)
+				f.Problems = append(f.Problems, why)
+				if f.Refused == nil {
+					f.Refused = map[string]string{}
+				}
+				f.Refused[front.Name] = why
+				continue
+			}
 			sk.Name = front.Name
 		}
 		sk.Description = strings.TrimSpace(front.Description)
@@ -175,6 +191,25 @@ func (f *Found) readSkills(dir, scope string) {
 		}
 		return f.Skills[i].Name < f.Skills[j].Name
 	})
+}
+
+// nameLine is the line of SKILL.md that holds the front matter's name: key (0: unknown).
+func nameLine(data []byte) int {
+	head, ok := frontMatter(data)
+	if !ok {
+		return 0
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(head, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" {
+			return m.Content[i].Line + 1 // below the --- line
+		}
+	}
+	return 0
 }
 
 // frontMatter is the YAML between a leading --- line and the next.
