@@ -40,7 +40,7 @@ filter)
   printf '[filter "x"]\n\tclean = touch %%s-filter && cat\n\tsmudge = touch %%s-filter && cat\n\trequired = true\n' "$P" "$P" >> .git/config
   printf '* filter=x\n' > .gitattributes ;;
 hooks)
-  mkdir -p .githooks
+  mkdir -p .githooks .git/hooks
   for h in post-index-change pre-commit post-checkout reference-transaction pre-auto-gc; do
     printf '#!/bin/sh\ntouch %%s-hooks\n' "$P" > .githooks/$h
     chmod +x .githooks/$h
@@ -52,6 +52,7 @@ gitdir) rm -rf .git; printf 'gitdir: %%s/.git\n' "$OTHER" > .git ;;
 gitlink) rm -rf .git; ln -s "$OTHER/.git" .git ;;
 broken) rm -rf .git/objects; printf 'broken\n' > .git/objects ;;
 esac
+echo "planted $1"
 `
 
 // GitPlantSpec writes into dir a repository (repo/, one commit of app.txt), the agent's
@@ -114,6 +115,10 @@ func CheckGitPlants(t testing.TB, out, pwned, other string, otherIndex []byte) {
 		b, err := os.ReadFile(filepath.Join(trial, "result.json"))
 		if err != nil || json.Unmarshal(b, &res) != nil {
 			t.Errorf("%s: result.json does not read: %v\n%s", plant, err, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(trial, "stdout")); !strings.Contains(string(b), "planted "+plant+"\n") {
+			stderr, _ := os.ReadFile(filepath.Join(trial, "stderr"))
+			t.Errorf("%s: the agent did not plant it\nstdout:\n%s\nstderr:\n%s", plant, b, stderr)
 		}
 		diff, derr := os.ReadFile(filepath.Join(trial, "changes.diff"))
 		missing, merr := os.ReadFile(filepath.Join(trial, "changes.missing"))
