@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -321,6 +322,7 @@ func (f *Found) addServers(m map[string]json.RawMessage, scope, from string, o O
 			s.URL = u
 			s.Hidden = append(s.Hidden, "url credentials")
 		}
+		s.URL, s.Hidden = hideQuerySecrets(name, s.URL, s.Hidden)
 		// A server of the same name in a narrower scope wins, as in Claude Code (local,
 		// then project, then user).
 		replaced := false
@@ -415,6 +417,38 @@ func hideURLSecrets(u string) (string, bool) {
 		return u, false
 	}
 	return userinfo.ReplaceAllString(u, "${1}"), true
+}
+
+// secretKey matches a query parameter's name that is likely to carry a secret.
+var secretKey = regexp.MustCompile(`(?i)(token|secret|passw|pwd|key|auth|credential|signature|^sig$|session|cookie|private)`)
+
+// hideQuerySecrets puts a ${VAR} reference in place of the value of every query
+// parameter of u whose name looks like a secret's (?token=, ?api_key=, ?password= ...),
+// as references does for headers: the rest of the URL is kept byte for byte.
+func hideQuerySecrets(server, u string, hidden []string) (string, []string) {
+	base, query, ok := strings.Cut(u, "?")
+	if !ok {
+		return u, hidden
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if !ok || v == "" || !secretKey.MatchString(name) || envRef.MatchString(v) {
+			continue
+		}
+		params[i] = k + "=${" + varName(server, "query_"+name) + "}"
+		hidden = append(hidden, "url query "+name)
+	}
+	out := base + "?" + strings.Join(params, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out, hidden
 }
 
 func indexOf(list []string, s string) int {
