@@ -15,11 +15,16 @@ func defaultWorkRoot() string {
 	return filepath.Join(os.TempDir(), "chaos-work-"+strconv.Itoa(os.Getuid()))
 }
 
-// readyWorkRoot makes the work root (0700) when it is not there, and refuses one that is
-// a link, not a folder, open to others, or owned by another user: a sandbox made in it
-// could be read, swapped or planted by them.
-func (a *Activities) readyWorkRoot() (string, error) {
-	root := a.workRoot()
+func (a *Activities) readyWorkRoot() (string, error) { return ReadyWorkRoot(a.workRoot()) }
+
+// ReadyWorkRoot makes the work root root ("": this user's default) 0700 when it is not
+// there, and refuses one that is a link, not a folder, or owned by another user (one open
+// to others is closed): a sandbox made in it could be read, swapped or planted by them.
+// chaos run checks it before it starts anything; every sandbox is made after it.
+func ReadyWorkRoot(root string) (string, error) {
+	if root == "" {
+		root = defaultWorkRoot()
+	}
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return "", fmt.Errorf("create the work root's folder: %w", err)
 	}
