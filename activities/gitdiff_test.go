@@ -50,3 +50,24 @@ func TestSandboxDiffReadsOnlyTheSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestGitRunsNoProgram (issue 28 item 1): a trial's checkout and its changes.diff are
+// made with no git program on the PATH: nothing of git runs, on the spec's repository or
+// on the sandbox.
+func TestGitRunsNoProgram(t *testing.T) {
+	a, env := newActivities(t)
+	in, _ := gitSpec(t, "v1")
+	t.Setenv("PATH", t.TempDir())
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	os.WriteFile(filepath.Join(ws.Dir, "app.txt"), []byte("changed\n"), 0o644)
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+		t.Fatal(err)
+	}
+	diff, err := os.ReadFile(filepath.Join(ws.TrialDir, "changes.diff"))
+	if err != nil || !strings.Contains(string(diff), "+changed") {
+		t.Errorf("changes.diff: %v\n%s", err, diff)
+	}
+	if _, err := os.Stat(ws.Dir); !os.IsNotExist(err) {
+		t.Errorf("the sandbox is still there: %v", err)
+	}
+}

@@ -174,6 +174,7 @@ func repoLocation(repo, base string) string {
 // checkout clones repo into dir and checks out ref (a branch, tag or commit; the
 // default branch when empty), and returns the commit checked out.
 func checkout(ctx context.Context, repo, ref, dir string) (plumbing.Hash, error) {
+	cloneLocalInProcess()
 	r, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: repo, Tags: git.AllTags})
 	if err != nil {
 		err = fmt.Errorf("workspace.repo: cannot clone %s: %w", repo, err)
