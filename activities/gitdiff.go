@@ -92,7 +92,12 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the files of the base commit %s cannot be read: %v", errTampered, h, err)
 	}
-	to, err := worktreeFiles(ctx, dir, from)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open the sandbox: %v", errTampered, err)
+	}
+	defer root.Close() // changed files are read again from it
+	to, err := worktreeFiles(ctx, root, from)
 	if err != nil {
 		return nil, err
 	}
@@ -118,15 +123,10 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// worktreeFiles reads every file of the worktree at dir, without following a link: a
+// worktreeFiles reads every file of the worktree root, without following a link: a
 // link is its target's text, as git stores it. New files a .gitignore leaves out are
 // left out; a file the base holds is always read. Folders named .git are never read.
-func worktreeFiles(ctx context.Context, dir string, tracked map[string]*diffFile) (map[string]*diffFile, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open the sandbox: %v", errTampered, err)
-	}
-	defer root.Close()
+func worktreeFiles(ctx context.Context, root *os.Root, tracked map[string]*diffFile) (map[string]*diffFile, error) {
 	out := map[string]*diffFile{}
 	var ignore []gitignore.Pattern
 	var walk func(rel string) error
@@ -212,6 +212,8 @@ func readIgnore(root *os.Root, rel string, domain []string) []gitignore.Pattern 
 	return ps
 }
 
+// readWorktreeFile hashes the file at p as git would (streamed: nothing of it is kept);
+// its content is read again only if it changed.
 func readWorktreeFile(root *os.Root, p string, mode filemode.FileMode) (*diffFile, error) {
 	f, err := root.Open(p)
 	if err != nil {
@@ -225,19 +227,20 @@ func readWorktreeFile(root *os.Root, p string, mode filemode.FileMode) (*diffFil
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is no longer a regular file", p)
 	}
-	if fi.Size() > maxDiffFile {
-		// Hashed as it streams, shown as a binary change.
-		hw := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
-		if _, err := io.Copy(hw, f); err != nil {
+	hw := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
+	if n, err := io.Copy(hw, f); err != nil || n != fi.Size() {
+		return nil, fmt.Errorf("%s changed while it was read: %v", p, err)
+	}
+	df := &diffFile{path: p, mode: mode, hash: hw.Sum(), size: fi.Size()}
+	df.read = func() ([]byte, error) {
+		g, err := root.Open(p)
+		if err != nil {
 			return nil, err
 		}
-		return &diffFile{path: p, mode: mode, hash: hw.Sum(), binary: true}, nil
+		defer g.Close()
+		return io.ReadAll(io.LimitReader(g, maxDiffFile+1))
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffFile+1))
-	if err != nil {
-		return nil, err
-	}
-	return newDiffFile(p, mode, b), nil
+	return df, nil
 }
 
 func newDiffFile(p string, mode filemode.FileMode, content []byte) *diffFile {
@@ -311,7 +314,9 @@ type diffFile struct {
 	path    string
 	mode    filemode.FileMode
 	hash    plumbing.Hash
-	blob    *object.File // the base's; its content is read when the file changed
+	blob    *object.File           // the base's; its content is read when the file changed
+	read    func() ([]byte, error) // the worktree's, likewise
+	size    int64
 	content []byte
 	loaded  bool
 	binary  bool
@@ -326,20 +331,33 @@ func (f *diffFile) load() error {
 		return nil
 	}
 	f.loaded = true
-	if f.blob.Size > maxDiffFile {
+	if f.blob != nil {
+		f.size = f.blob.Size
+	}
+	if f.size > maxDiffFile {
 		f.binary = true
 		return nil
 	}
-	r, err := f.blob.Reader()
+	var err error
+	if f.read != nil {
+		f.content, err = f.read()
+	} else {
+		f.content, err = readBlob(f.blob)
+	}
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	if f.content, err = io.ReadAll(io.LimitReader(r, maxDiffFile+1)); err != nil {
-		return err
-	}
-	f.binary = isBinary(f.content)
+	f.binary = isBinary(f.content) || int64(len(f.content)) > maxDiffFile
 	return nil
+}
+
+func readBlob(b *object.File) ([]byte, error) {
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, maxDiffFile+1))
 }
 
 type filesPatch []fdiff.FilePatch

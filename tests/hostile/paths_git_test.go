@@ -42,6 +42,9 @@ func TestHostileGitPlants(t *testing.T) {
 		t.Errorf("the summary does not read:\n%s", r.Stdout)
 	}
 	testkit.CheckGitPlants(t, out, pwned, other, index)
+	if b, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(b), "plant=gitdir") {
+		t.Errorf("report.html does not read: %v", err)
+	}
 	entries, _ := os.ReadDir(workRoot(w.tmp))
 	for _, e := range entries {
 		if e.Name() != filepath.Base(w.other) {
