@@ -21,6 +21,7 @@ import (
 	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/utils/diff"
 	dmp "github.com/sergi/go-diff/diffmatchpatch"
@@ -76,6 +77,11 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 		}
 		h = ref.Hash()
 	}
+	// The base's hash is recorded outside the sandbox; every object of it read here must
+	// hash to its name, so an object store the agent rewrote cannot change the evidence.
+	if err := verifyObject(st, plumbing.CommitObject, h); err != nil {
+		return nil, fmt.Errorf("%w: the base commit %s in the sandbox's .git: %v", errTampered, h, err)
+	}
 	commit, err := object.GetCommit(st, h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the base commit %s cannot be read from the sandbox's .git: %v", errTampered, h, err)
@@ -84,11 +90,31 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the tree of the base commit %s cannot be read: %v", errTampered, h, err)
 	}
+	if err := verifyTree(ctx, st, commit.TreeHash); err != nil {
+		return nil, fmt.Errorf("%w: the base commit's files in the sandbox's .git: %v", errTampered, err)
+	}
 	from := map[string]*diffFile{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		from[f.Name] = &diffFile{path: f.Name, mode: f.Mode, hash: f.Hash, blob: f}
-		return ctx.Err()
-	})
+	// The walk's entries carry the hashes the (verified) trees name; a blob is read, and
+	// checked against that name, only when its file changed.
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
+		name, e, werr := walker.Next()
+		if werr == io.EOF {
+			break
+		}
+		if werr != nil {
+			err = werr
+			break
+		}
+		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+			continue
+		}
+		from[name] = &diffFile{path: name, mode: e.Mode, hash: e.Hash, read: baseBlob(st, e.Hash, name)}
+		if err = ctx.Err(); err != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: the files of the base commit %s cannot be read: %v", errTampered, h, err)
 	}
@@ -314,8 +340,7 @@ type diffFile struct {
 	path    string
 	mode    filemode.FileMode
 	hash    plumbing.Hash
-	blob    *object.File           // the base's; its content is read when the file changed
-	read    func() ([]byte, error) // the worktree's, likewise
+	read    func() ([]byte, error) // its content, read when the file changed
 	size    int64
 	content []byte
 	loaded  bool
@@ -331,33 +356,91 @@ func (f *diffFile) load() error {
 		return nil
 	}
 	f.loaded = true
-	if f.blob != nil {
-		f.size = f.blob.Size
-	}
 	if f.size > maxDiffFile {
 		f.binary = true
 		return nil
 	}
 	var err error
-	if f.read != nil {
-		f.content, err = f.read()
-	} else {
-		f.content, err = readBlob(f.blob)
-	}
-	if err != nil {
+	if f.content, err = f.read(); err != nil {
 		return err
 	}
 	f.binary = isBinary(f.content) || int64(len(f.content)) > maxDiffFile
 	return nil
 }
 
-func readBlob(b *object.File) ([]byte, error) {
-	r, err := b.Reader()
+// baseBlob reads the blob h of the base (the file name) and checks that it hashes to h:
+// a blob the agent rewrote in its .git is an error, never evidence. A blob over
+// maxDiffFile is checked as it streams and read as nothing (a binary change).
+func baseBlob(st storer.EncodedObjectStorer, h plumbing.Hash, name string) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		obj, err := st.EncodedObject(plumbing.BlobObject, h)
+		if err != nil {
+			return nil, err
+		}
+		if obj.Size() > maxDiffFile {
+			if err := verifyObject(st, plumbing.BlobObject, h); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", errTampered, name, err)
+			}
+			return make([]byte, maxDiffFile+1), nil
+		}
+		r, err := obj.Reader()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		content, err := io.ReadAll(io.LimitReader(r, maxDiffFile+1))
+		if err != nil {
+			return nil, err
+		}
+		if plumbing.ComputeHash(plumbing.BlobObject, content) != h {
+			return nil, fmt.Errorf("%w: the object %s of %s does not hash to its name (rewritten in the sandbox's .git)", errTampered, h, name)
+		}
+		return content, nil
+	}
+}
+
+// verifyObject says whether the object h of type t in st hashes to h.
+func verifyObject(st storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing.Hash) error {
+	obj, err := st.EncodedObject(t, h)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, maxDiffFile+1))
+	hw := plumbing.NewHasher(t, obj.Size())
+	if _, err := io.Copy(hw, io.LimitReader(r, obj.Size())); err != nil {
+		return err
+	}
+	if hw.Sum() != h {
+		return fmt.Errorf("the object %s does not hash to its name (rewritten)", h)
+	}
+	return nil
+}
+
+// verifyTree checks the tree h and every tree below it (the files' own contents are
+// checked as they are read, and where a worktree file hashes to its entry).
+func verifyTree(ctx context.Context, st storer.EncodedObjectStorer, h plumbing.Hash) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := verifyObject(st, plumbing.TreeObject, h); err != nil {
+		return err
+	}
+	tree, err := object.GetTree(st, h)
+	if err != nil {
+		return err
+	}
+	for _, e := range tree.Entries {
+		if e.Mode == filemode.Dir {
+			if err := verifyTree(ctx, st, e.Hash); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 type filesPatch []fdiff.FilePatch

@@ -1,11 +1,19 @@
 package activities
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/crashwall/chaos/run"
 )
@@ -69,5 +77,61 @@ func TestGitRunsNoProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(ws.Dir); !os.IsNotExist(err) {
 		t.Errorf("the sandbox is still there: %v", err)
+	}
+}
+
+// TestSandboxDiffRewrittenBase: an agent that rewrites an object of the base commit in
+// its .git (a loose object under the base blob's name, with other content) gets no diff
+// built from it: changes.missing says the object does not hash to its name.
+func TestSandboxDiffRewrittenBase(t *testing.T) {
+	a, env := newActivities(t)
+	in, _ := gitSpec(t, "FIRST")
+	ws := must[run.Workspace](t, env, a.PrepareWorkspace, in)
+	unpack(t, filepath.Join(ws.Dir, ".git"))
+	blob := plumbing.ComputeHash(plumbing.BlobObject, []byte("v1\n")).String()
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte("blob 14\x00a lie, planted\n"))
+	zw.Close()
+	loose := filepath.Join(ws.Dir, ".git", "objects", blob[:2], blob[2:])
+	os.Remove(loose)
+	if err := os.WriteFile(loose, z.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "app.txt"), []byte("changed\n"), 0o644)
+	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "agent exited"}); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := os.ReadFile(filepath.Join(ws.TrialDir, "changes.missing"))
+	if err != nil || !strings.Contains(string(missing), "does not hash to its name") {
+		t.Errorf("changes.missing: %v %s", err, missing)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws.TrialDir, "changes.diff")); err == nil {
+		t.Errorf("a changes.diff was written from the rewritten object:\n%s", b)
+	}
+	if _, err := os.Stat(ws.Dir); !os.IsNotExist(err) {
+		t.Errorf("the sandbox is still there: %v", err)
+	}
+}
+
+// unpack turns the packed objects of the repository at gitDir into loose ones, as an
+// agent may.
+func unpack(t *testing.T, gitDir string) {
+	t.Helper()
+	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	mem := memory.NewStorage()
+	iter, err := st.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iter.ForEach(func(o plumbing.EncodedObject) error { _, err := mem.SetEncodedObject(o); return err })
+	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*"))
+	for _, p := range packs {
+		os.Remove(p)
+	}
+	st = filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	all, _ := mem.IterEncodedObjects(plumbing.AnyObject)
+	if err := all.ForEach(func(o plumbing.EncodedObject) error { _, err := st.SetEncodedObject(o); return err }); err != nil {
+		t.Fatal(err)
 	}
 }
