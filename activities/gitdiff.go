@@ -80,7 +80,7 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 	// The base's hash is recorded outside the sandbox; every object of it read here must
 	// hash to its name, so an object store the agent rewrote cannot change the evidence.
 	if err := verifyObject(st, plumbing.CommitObject, h); err != nil {
-		return nil, fmt.Errorf("%w: the base commit %s in the sandbox's .git: %v", errTampered, h, err)
+		return nil, fmt.Errorf("%w: the base commit %s cannot be read from the sandbox's .git: %v", errTampered, h, err)
 	}
 	commit, err := object.GetCommit(st, h)
 	if err != nil {
@@ -91,7 +91,7 @@ func sandboxDiff(ctx context.Context, dir, base string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the tree of the base commit %s cannot be read: %v", errTampered, h, err)
 	}
 	if err := verifyTree(ctx, st, commit.TreeHash); err != nil {
-		return nil, fmt.Errorf("%w: the base commit's files in the sandbox's .git: %v", errTampered, err)
+		return nil, fmt.Errorf("%w: the base commit's files cannot be read from the sandbox's .git: %v", errTampered, err)
 	}
 	from := map[string]*diffFile{}
 	// The walk's entries carry the hashes the (verified) trees name; a blob is read, and
