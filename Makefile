@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test ./proxies/httpwall -run '^$$' -fuzz '^FuzzRESTBody$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./proxies/mcpwall -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzFillCommand$$' -fuzztime $(FUZZ_FILL) -fuzzminimizetime 100x
+	$(GO) test ./within -run '^$$' -fuzz '^FuzzWithin$$' -fuzztime $(FUZZ_REST) -fuzzminimizetime $(FUZZ_MINIMIZE)
 
 # chaos and, beside it, the relay that trials start as {wall} (docs/ARCHITECTURE.md), in bin/.
 # `go install ./cmd/...` puts the two side by side in GOBIN the same way.

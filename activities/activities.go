@@ -27,6 +27,7 @@ import (
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/within"
 )
 
 // Activities holds the dependencies of every activity; register one value with the worker.
@@ -40,7 +41,8 @@ type Activities struct {
 	Client client.Client
 	// ChaosBin is the absolute path of the chaos binary, for {wall} (default: os.Executable()).
 	ChaosBin string
-	// WorkRoot is where sandboxes are made (default: os.TempDir()/chaos-work).
+	// WorkRoot is where sandboxes are made (default: os.TempDir()/chaos-work-<uid>, this
+	// user's only, 0700).
 	WorkRoot string
 	Logger   *slog.Logger
 	// Judge reads the claim in closing messages (nil: probes.Rules, offline).
@@ -145,7 +147,7 @@ func (a *Activities) workRoot() string {
 	if a.WorkRoot != "" {
 		return a.WorkRoot
 	}
-	return filepath.Join(os.TempDir(), "chaos-work")
+	return defaultWorkRoot()
 }
 
 // live returns the running trial with that key, or nil.
@@ -269,11 +271,11 @@ func trialDir(in run.TrialInput) (string, error) {
 	if in.OutDir == "" {
 		return "", errors.New("the run has no output folder (out_dir is empty)")
 	}
-	id := filepath.FromSlash(in.Trial.ID)
-	if in.Trial.ID == "" || !filepath.IsLocal(id) {
-		return "", fmt.Errorf("trial id %q cannot name a folder in the run folder", in.Trial.ID)
+	dir, err := within.Join(in.OutDir, "trials", in.Trial.ID)
+	if err != nil {
+		return "", fmt.Errorf("trial id %q cannot name a folder in the run folder: %w", in.Trial.ID, err)
 	}
-	return filepath.Join(in.OutDir, "trials", id), nil
+	return dir, nil
 }
 
 const heartbeatEvery = 2 * time.Second

@@ -138,7 +138,12 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		lt.model, lt.llmURL = model, srv.URL+httpwall.ModelPrefix
 	}
 	// {wall}: the relay on the hub's socket, else chaos wall --hub (docs/ARCHITECTURE.md).
-	wall, err := stdio.OpenStdioWall(srv, bin, a.workRoot())
+	root, err := a.readyWorkRoot()
+	if err != nil {
+		lt.stop("the work root cannot be used: " + err.Error())
+		return run.HubInfo{}, badInput(err)
+	}
+	wall, err := stdio.OpenStdioWall(srv, bin, root)
 	if err != nil {
 		a.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
 	}

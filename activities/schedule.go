@@ -21,6 +21,7 @@ import (
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/within"
 )
 
 // ScheduledPlanInput is the input of PlanScheduledRun: what `chaos schedule create` fixed
@@ -80,7 +81,10 @@ func (a *Activities) PlanScheduledRun(ctx context.Context, in ScheduledPlanInput
 	if in.OutRoot == "" || !filepath.IsAbs(in.OutRoot) {
 		return ScheduledPlan{}, badInput(fmt.Errorf("the schedule's run folder root %q is not an absolute path", in.OutRoot))
 	}
-	out := filepath.Join(in.OutRoot, spec.PathSafe(s.Name), in.RunID)
+	out, err := within.Join(in.OutRoot, spec.PathSafe(s.Name), in.RunID)
+	if err != nil {
+		return ScheduledPlan{}, badInput(fmt.Errorf("the scheduled run's folder: %w", err))
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return ScheduledPlan{}, fmt.Errorf("create the run folder: %w", err)
 	}

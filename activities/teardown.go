@@ -1,13 +1,11 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -50,8 +48,9 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 		return errors.Join(errs...) // removed by an earlier Teardown
 	}
 	if in.Workspace.Git && in.Workspace.TrialDir != "" {
-		if err := writeDiff(ctx, dir, filepath.Join(in.Workspace.TrialDir, "changes.diff")); err != nil {
-			// Keep the sandbox: it is the only evidence of what the agent changed.
+		if err := writeDiff(ctx, dir, in.Workspace); err != nil {
+			// The trial folder could not take it: keep the sandbox, the only evidence of
+			// what the agent changed, for the retry.
 			log.Warn("kept the sandbox: its changes could not be written", "sandbox", dir, "error", err)
 			return errors.Join(append(errs, err)...)
 		}
@@ -74,34 +73,21 @@ func (a *Activities) ownsSandbox(dir string) bool {
 }
 
 // writeDiff writes the changes of the worktree at dir against the commit it was checked
-// out at, new files and the agent's own commits included, as a patch. (Files copied in
-// from workspace.files show as new.) go-git has no worktree patch, so git does it.
-func writeDiff(ctx context.Context, dir, path string) error {
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotePath=false"}, args...)...)
-		// The user's global configuration (external diff tools, colours, pagers) has no
-		// say in the evidence.
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_PAGER=cat")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return out, nil
+// out at, new files and the agent's own commits included, as changes.diff in the trial
+// folder (files copied in from workspace.files show as new). A sandbox whose changes
+// cannot be read (the agent removed or replaced its .git, or broke what it holds) gets
+// changes.missing saying why instead, and is removed all the same: only a failure to
+// write into the trial folder is an error.
+func writeDiff(ctx context.Context, dir string, ws run.Workspace) error {
+	patch, err := sandboxDiff(ctx, dir, ws.Base)
+	missing := filepath.Join(ws.TrialDir, "changes.missing")
+	if errors.Is(err, errTampered) {
+		why := strings.TrimPrefix(err.Error(), errTampered.Error()+": ")
+		return writeFileAtomic(missing, []byte("no changes.diff: "+why+"\n"))
 	}
-	// Mark new files as intended, so the diff shows them; the sandbox's index is
-	// thrown away with it.
-	if _, err := git("add", "--intent-to-add", "--all"); err != nil {
-		return fmt.Errorf("write changes.diff: %w", err)
-	}
-	base := baseRef
-	if _, err := git("rev-parse", "--verify", "--quiet", baseRef+"^{commit}"); err != nil {
-		base = "HEAD" // a sandbox from before the base was marked
-	}
-	patch, err := git("diff", "--no-color", "--no-ext-diff", "--binary", base)
 	if err != nil {
 		return fmt.Errorf("write changes.diff: %w", err)
 	}
-	return writeFileAtomic(path, patch)
+	os.Remove(missing)
+	return writeFileAtomic(filepath.Join(ws.TrialDir, "changes.diff"), patch)
 }

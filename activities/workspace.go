@@ -47,10 +47,11 @@ func (a *Activities) PrepareWorkspace(ctx context.Context, in run.TrialInput) (r
 	// A fresh folder of its own, never one that was there: so removing it removes only
 	// what this attempt made. Its path is recorded in the trial folder, the exact record
 	// by which Teardown (or the next attempt) removes it and nothing else.
-	if err := os.MkdirAll(a.workRoot(), 0o755); err != nil {
-		return run.Workspace{}, fmt.Errorf("create the work root: %w", err)
+	root, err := a.readyWorkRoot()
+	if err != nil {
+		return run.Workspace{}, badInput(err)
 	}
-	if ws.Dir, err = os.MkdirTemp(a.workRoot(), spec.PathSafe(in.RunID+"-"+in.Trial.ID)+"-"); err != nil {
+	if ws.Dir, err = os.MkdirTemp(root, spec.PathSafe(in.RunID+"-"+in.Trial.ID)+"-"); err != nil {
 		return run.Workspace{}, fmt.Errorf("create the sandbox: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(dir, sandboxRecord), []byte(ws.Dir)); err != nil {
@@ -69,10 +70,11 @@ func (a *Activities) PrepareWorkspace(ctx context.Context, in run.TrialInput) (r
 
 func (a *Activities) fillSandbox(ctx context.Context, s *spec.Spec, base string, ws *run.Workspace) error {
 	if s.Workspace.Repo != "" {
-		if err := checkout(ctx, repoLocation(s.Workspace.Repo, base), s.Workspace.Ref, ws.Dir); err != nil {
+		h, err := checkout(ctx, repoLocation(s.Workspace.Repo, base), s.Workspace.Ref, ws.Dir)
+		if err != nil {
 			return err
 		}
-		ws.Git = true
+		ws.Git, ws.Base = true, h.String()
 	}
 	for _, f := range s.Workspace.Files {
 		// The loader let only paths inside the spec's folder through; a link may still
@@ -170,22 +172,23 @@ func repoLocation(repo, base string) string {
 }
 
 // checkout clones repo into dir and checks out ref (a branch, tag or commit; the
-// default branch when empty).
-func checkout(ctx context.Context, repo, ref, dir string) error {
+// default branch when empty), and returns the commit checked out.
+func checkout(ctx context.Context, repo, ref, dir string) (plumbing.Hash, error) {
+	cloneLocalInProcess()
 	r, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: repo, Tags: git.AllTags})
 	if err != nil {
 		err = fmt.Errorf("workspace.repo: cannot clone %s: %w", repo, err)
 		if errors.Is(err, transport.ErrRepositoryNotFound) || errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return badInput(err)
+			return plumbing.ZeroHash, badInput(err)
 		}
-		return err
+		return plumbing.ZeroHash, err
 	}
 	if ref == "" {
 		head, err := r.Head()
 		if err != nil {
-			return fmt.Errorf("workspace.repo: %s has no commit to check out: %w", repo, err)
+			return plumbing.ZeroHash, fmt.Errorf("workspace.repo: %s has no commit to check out: %w", repo, err)
 		}
-		return markBase(r, head.Hash())
+		return head.Hash(), markBase(r, head.Hash())
 	}
 	var hash *plumbing.Hash
 	// A branch of the remote is origin/<branch> in the clone.
@@ -196,16 +199,16 @@ func checkout(ctx context.Context, repo, ref, dir string) error {
 		}
 	}
 	if hash == nil {
-		return badInput(fmt.Errorf("workspace.ref %q is not a branch, tag or commit of %s", ref, repo))
+		return plumbing.ZeroHash, badInput(fmt.Errorf("workspace.ref %q is not a branch, tag or commit of %s", ref, repo))
 	}
 	wt, err := r.Worktree()
 	if err != nil {
-		return fmt.Errorf("workspace.repo: open the worktree of the clone: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("workspace.repo: open the worktree of the clone: %w", err)
 	}
 	if err := wt.Checkout(&git.CheckoutOptions{Hash: *hash, Force: true}); err != nil {
-		return fmt.Errorf("workspace.ref: check out %s (%s): %w", ref, hash, err)
+		return plumbing.ZeroHash, fmt.Errorf("workspace.ref: check out %s (%s): %w", ref, hash, err)
 	}
-	return markBase(r, *hash)
+	return *hash, markBase(r, *hash)
 }
 
 // baseRef names the commit the sandbox was checked out at, for changes.diff: the agent

@@ -145,6 +145,9 @@ func (m *Mode) Setup(name string, command []string, chaos string) error {
 
 func loadServer(dir, name string) (server, error) {
 	var sv server
+	if !validName(name) {
+		return sv, badInput(fmt.Errorf("--name %q is not a server's name (letters, digits, _, - and .)", name))
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "servers", name+".json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return sv, badInput(fmt.Errorf("no server %q is set up: run chaos proxy setup --name %s -- CMD first", name, name))

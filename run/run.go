@@ -221,6 +221,9 @@ type Workspace struct {
 	SpecPath string `json:"spec_path"`
 	// Git says the workspace is a git checkout, whose changes are kept as a diff.
 	Git bool `json:"git,omitempty"`
+	// Base is the commit the git checkout was made at (its hash), kept outside the
+	// sandbox: the agent may move every ref in it.
+	Base string `json:"base,omitempty"`
 }
 
 // HubInfo is the running hub of a trial and the filled-in tokens of the agent command.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/crashwall/chaos/within"
 )
 
 // Where a skill or a server was found.
@@ -67,6 +70,9 @@ type Found struct {
 	Skills   []Skill  `json:"skills"`
 	Servers  []Server `json:"servers"`
 	Problems []string `json:"problems,omitempty"`
+	// Refused holds the skills whose name cannot be a folder name (it holds a / or is
+	// ..), by that name: why, with the SKILL.md line. They are not in Skills.
+	Refused map[string]string `json:"refused,omitempty"`
 }
 
 // Options say where to look. Empty fields take the defaults noted.
@@ -163,6 +169,17 @@ func (f *Found) readSkills(dir, scope string) {
 			}
 		}
 		if front.Name != "" {
+			// The name becomes a folder (.claude/skills/NAME in a skill test's folder and
+			// its sandboxes): one name, never a path.
+			if msg := within.Name(front.Name); msg != "" {
+				why := fmt.Sprintf("%s:%d: the skill's name %q %s; a skill's name is one folder name", path, nameLine(data), front.Name, msg)
+				f.Problems = append(f.Problems, why)
+				if f.Refused == nil {
+					f.Refused = map[string]string{}
+				}
+				f.Refused[front.Name] = why
+				continue
+			}
 			sk.Name = front.Name
 		}
 		sk.Description = strings.TrimSpace(front.Description)
@@ -175,6 +192,25 @@ func (f *Found) readSkills(dir, scope string) {
 		}
 		return f.Skills[i].Name < f.Skills[j].Name
 	})
+}
+
+// nameLine is the line of SKILL.md that holds the front matter's name: key (0: unknown).
+func nameLine(data []byte) int {
+	head, ok := frontMatter(data)
+	if !ok {
+		return 0
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(head, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "name" {
+			return m.Content[i].Line + 1 // below the --- line
+		}
+	}
+	return 0
 }
 
 // frontMatter is the YAML between a leading --- line and the next.
@@ -286,6 +322,7 @@ func (f *Found) addServers(m map[string]json.RawMessage, scope, from string, o O
 			s.URL = u
 			s.Hidden = append(s.Hidden, "url credentials")
 		}
+		s.URL, s.Hidden = hideQuerySecrets(name, s.URL, s.Hidden)
 		// A server of the same name in a narrower scope wins, as in Claude Code (local,
 		// then project, then user).
 		replaced := false
@@ -380,6 +417,38 @@ func hideURLSecrets(u string) (string, bool) {
 		return u, false
 	}
 	return userinfo.ReplaceAllString(u, "${1}"), true
+}
+
+// secretKey matches a query parameter's name that is likely to carry a secret.
+var secretKey = regexp.MustCompile(`(?i)(token|secret|passw|pwd|key|auth|credential|signature|^sig$|session|cookie|private)`)
+
+// hideQuerySecrets puts a ${VAR} reference in place of the value of every query
+// parameter of u whose name looks like a secret's (?token=, ?api_key=, ?password= ...),
+// as references does for headers: the rest of the URL is kept byte for byte.
+func hideQuerySecrets(server, u string, hidden []string) (string, []string) {
+	base, query, ok := strings.Cut(u, "?")
+	if !ok {
+		return u, hidden
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if !ok || v == "" || !secretKey.MatchString(name) || envRef.MatchString(v) {
+			continue
+		}
+		params[i] = k + "=${" + varName(server, "query_"+name) + "}"
+		hidden = append(hidden, "url query "+name)
+	}
+	out := base + "?" + strings.Join(params, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out, hidden
 }
 
 func indexOf(list []string, s string) int {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,39 @@ func TestDiscoverProblems(t *testing.T) {
 	}
 	if len(f.Problems) != 3 || len(f.Skills) != 1 || len(f.Servers) != 1 {
 		t.Errorf("problems %q, skills %d, servers %d", f.Problems, len(f.Skills), len(f.Servers))
+	}
+}
+
+// TestDiscoverHostile (issue 28 items 3 and 9): a skill whose name: is a path is refused
+// with its SKILL.md line, not listed; secret-looking query values in a server's URL are
+// shown as ${VAR} references, the rest of the URL byte for byte.
+func TestDiscoverHostile(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	for dir, name := range map[string]string{"up": "../../evil", "slash": "a/b", "dots": "..", "ok": "fine-name"} {
+		write(t, filepath.Join(project, ".claude", "skills", dir, "SKILL.md"), "---\ndescription: d\nname: "+name+"\n---\nbody\n")
+	}
+	write(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"crm": {"type": "http", "url": "https://crm.example/mcp?team=7&token=tok-123&api_key=key-456&Access_Token=at-789&password=pw-000&keep=${KEEP}&auth=${AUTH}#frag"}}}`)
+	f, err := Discover(Options{Home: home, Project: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Skills) != 1 || f.Skills[0].Name != "fine-name" {
+		t.Errorf("skills %+v; want only fine-name", f.Skills)
+	}
+	for _, name := range []string{"../../evil", "a/b", ".."} {
+		why := f.Refused[name]
+		if !strings.Contains(why, "SKILL.md:3: the skill's name "+strconv.Quote(name)) {
+			t.Errorf("the name %q: refused with %q; want SKILL.md:3 and the name", name, why)
+		}
+	}
+	out, _ := json.Marshal(f)
+	for _, secret := range []string{"tok-123", "key-456", "at-789", "pw-000"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("a query value is shown: %s\n%s", secret, out)
+		}
+	}
+	want := "https://crm.example/mcp?team=7&token=${CRM_QUERY_TOKEN}&api_key=${CRM_QUERY_API_KEY}&Access_Token=${CRM_QUERY_ACCESS_TOKEN}&password=${CRM_QUERY_PASSWORD}&keep=${KEEP}&auth=${AUTH}#frag"
+	if got := f.Servers[0].URL; got != want {
+		t.Errorf("url %s\nwant %s", got, want)
 	}
 }

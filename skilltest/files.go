@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/crashwall/chaos/within"
 )
 
 // Folder lays out a skill test's folder, next to the spec it runs:
@@ -28,6 +30,9 @@ func SkillPath(name string) string { return filepath.Join(".claude", "skills", n
 // returns the paths workspace.files lists (relative to the folder). Two inputs with the
 // same base name, an input named like the folder's own files, and links are refused.
 func (f Folder) Fill(skillName, skillDir string, inputs []string) ([]string, error) {
+	if msg := within.Name(skillName); msg != "" {
+		return nil, fmt.Errorf("the skill's name %q %s; a skill's name is one folder name", skillName, msg)
+	}
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make the skill test's folder: %w", err)
 	}
@@ -36,7 +41,11 @@ func (f Folder) Fill(skillName, skillDir string, inputs []string) ([]string, err
 	if err := os.RemoveAll(dst); err != nil {
 		return nil, err
 	}
-	if err := copyTree(skillDir, filepath.Join(f.Dir, SkillPath(skillName))); err != nil {
+	to, err := within.Join(f.Dir, SkillPath(skillName))
+	if err != nil {
+		return nil, err
+	}
+	if err := copyTree(skillDir, to); err != nil {
 		return nil, fmt.Errorf("copy the skill %s: %w", skillName, err)
 	}
 	for _, in := range inputs {
@@ -52,7 +61,10 @@ func (f Folder) Fill(skillName, skillDir string, inputs []string) ([]string, err
 		if _, err := os.Lstat(in); err != nil {
 			return nil, fmt.Errorf("--with %s: %w", in, err)
 		}
-		target := filepath.Join(f.Dir, base)
+		target, err := within.Join(f.Dir, base)
+		if err != nil {
+			return nil, fmt.Errorf("--with %s: %w", in, err)
+		}
 		if err := os.RemoveAll(target); err != nil {
 			return nil, err
 		}
@@ -68,7 +80,15 @@ func (f Folder) Fill(skillName, skillDir string, inputs []string) ([]string, err
 // does (the clean run's sandbox).
 func (f Folder) CopyInto(sandbox string, files []string) error {
 	for _, p := range files {
-		if err := copyTree(filepath.Join(f.Dir, p), filepath.Join(sandbox, p)); err != nil {
+		from, err := within.Join(f.Dir, p)
+		if err != nil {
+			return err
+		}
+		to, err := within.Join(sandbox, p)
+		if err != nil {
+			return err
+		}
+		if err := copyTree(from, to); err != nil {
 			return fmt.Errorf("copy %s into the sandbox: %w", p, err)
 		}
 	}

@@ -2,6 +2,7 @@ package skilltest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -228,6 +229,9 @@ func Find(found skills.Found, name string) (skills.Skill, []spec.Server, error) 
 		if s.Name == name && (sk == nil || s.Scope == skills.ScopeProject) {
 			sk = s
 		}
+	}
+	if why, ok := found.Refused[name]; ok && sk == nil {
+		return skills.Skill{}, nil, errors.New(why)
 	}
 	if sk == nil {
 		if len(names) == 0 {

@@ -25,7 +25,7 @@ func (d *decoder) tasks(n *yaml.Node) []Task {
 		}
 		t := Task{
 			ID:          d.text(f["id"], where+": id"),
-			Prompt:      d.text(f["prompt"], where+": prompt"),
+			Prompt:      d.taskText(f["prompt"], where+": prompt"),
 			StateChecks: d.stateChecks(f["state_checks"]),
 			TextChecks:  d.textChecks(f["checks"]),
 			Probes:      d.probes(f["probes"]),

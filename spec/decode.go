@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -226,6 +227,16 @@ func (d *decoder) text(n *yaml.Node, what string) string {
 		return ""
 	}
 	return n.Value
+}
+
+// taskText is a task's text: a NUL in it is refused here, at load, because no program
+// can be given one in its arguments or environment and every trial would fail with it.
+func (d *decoder) taskText(n *yaml.Node, what string) string {
+	s := d.text(n, what)
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		d.errorf(deref(n), "%s holds a NUL byte (at character %d), which no program can be given in its arguments or environment; remove it", what, utf8.RuneCountInString(s[:i])+1)
+	}
+	return s
 }
 
 // whole is a whole number; ok is false when it is absent or wrong.

@@ -258,7 +258,7 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 			}
 		}
 	default:
-		prompt := d.text(f["task"], "task")
+		prompt := d.taskText(f["task"], "task")
 		if prompt == "" {
 			d.errorf(root, "task is required: what the agent is asked to do")
 		}

@@ -232,8 +232,15 @@ func TrialID(cell, condition string, rep int) string {
 	return fmt.Sprintf("%s/%s/%d", PathSafe(cell), PathSafe(condition), rep)
 }
 
-// PathSafe replaces characters that are unsafe in a file name.
-func PathSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
+// PathSafe replaces characters that are unsafe in a file name; what is left is one name
+// (never empty, "." or "..": those are "_", "_.", "_..").
+func PathSafe(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if s == "" || s == "." || s == ".." {
+		s = "_" + s
+	}
+	return s
+}
 
 // SortedAxes returns the axis names of a cell, sorted.
 func SortedAxes(axes map[string]string) []string {

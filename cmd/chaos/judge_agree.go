@@ -106,7 +106,16 @@ func pairLabels(opts *JudgeAgreeOptions, key judgeKey, labels map[string]string,
 		return nil, nil, badInput(err)
 	}
 	var problems []string
+	// A row twice (a spreadsheet's copy) would count one message twice, and which of
+	// its labels is meant cannot be told: the form is refused naming both.
+	first := map[string]string{}
 	for _, rec := range recs {
+		id := strings.TrimSpace(rec.id)
+		if at, dup := first[id]; dup {
+			problems = append(problems, fmt.Sprintf("%s: id %q is labelled again (first at %s); keep one row per id", rec.where, rec.id, at))
+			continue
+		}
+		first[id] = rec.where
 		h, ok := labels[strings.ToLower(strings.TrimSpace(rec.label))]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: label %q is not one of %s", rec.where, rec.label, allowed))

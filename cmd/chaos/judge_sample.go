@@ -60,7 +60,7 @@ func writeForm[T any](opts *JudgeSampleOptions, key judgeKey, items []T, prefix 
 		return 0, badInput(err)
 	}
 	w := csv.NewWriter(f)
-	w.Write(header)
+	w.Write(formCells(header))
 	for i, it := range items {
 		trial, cells, err := row(it)
 		if err != nil {
@@ -69,9 +69,32 @@ func writeForm[T any](opts *JudgeSampleOptions, key judgeKey, items []T, prefix 
 		}
 		fid := fmt.Sprintf("%s%03d", prefix, i+1)
 		key.Items[fid] = trial
-		w.Write(append([]string{fid}, cells...))
+		w.Write(formCells(append([]string{fid}, cells...)))
 	}
 	return len(items), closeForm(f, w, opts.Out, key)
+}
+
+// formCells makes the cells of a form row safe to open in a spreadsheet: what the agent
+// wrote must stay text there. Control characters (an ESC a terminal would act on, a NUL)
+// are dropped, line ends kept; a cell a spreadsheet would read as a formula (starting
+// with = + - @, a tab or a carriage return) gets a leading ' (OWASP's rule for CSV
+// injection), which spreadsheets show as text and do not display.
+func formCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		c = strings.ReplaceAll(c, "\r\n", "\n")
+		c = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r <= 0x9f)) {
+				return r
+			}
+			return -1
+		}, c)
+		if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+			c = "'" + c
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // closeForm finishes a labelling form: the CSV flushed and closed, then its key (which

@@ -25,3 +25,13 @@ func TestReadLabelForm(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }
+
+// TestFormCells (issue 28 item 9): what the agent wrote stays text in a spreadsheet: a
+// cell a spreadsheet reads as a formula gets a leading ', control bytes go, line ends stay.
+func TestFormCells(t *testing.T) {
+	got := formCells([]string{"=HYPERLINK(\"http://x\",\"y\")", "+1", "-1", "@SUM(A1)", "\tx", "\r\n=x", "ok\x1b[31m red\x00\x07", "a\r\nb\nc", "m001", ""})
+	want := []string{"'=HYPERLINK(\"http://x\",\"y\")", "'+1", "'-1", "'@SUM(A1)", "'\tx", "\n=x", "ok[31m red", "a\nb\nc", "m001", ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
@@ -206,6 +207,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	defer cancel()
 	flags := opts.Temporal
 	flags.TaskQueue, flags.NewRun = run.EmbeddedTaskQueue(runID), true
+	if flags.Address == "" {
+		// This process's worker makes the sandboxes: a work root it must not use stops
+		// the run before anything starts.
+		if _, err := activities.ReadyWorkRoot(""); err != nil {
+			return badInput(err)
+		}
+	}
 	c, err := connect(cctx, flags, true, "run-"+runID)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/within"
 	"github.com/crashwall/chaos/worker"
 )
 
@@ -170,6 +171,9 @@ again from a fresh folder; finished ones are kept. chaos runs lists such runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = strings.TrimPrefix(args[0], run.ExperimentWorkflowID(""))
+			if msg := within.Name(opts.RunID); msg != "" {
+				return badInput(fmt.Errorf("%q is not a run id: it %s (chaos runs lists the run ids on this data directory)", args[0], msg))
+			}
 			return resumeRun(cmd.Context(), opts)
 		},
 	}

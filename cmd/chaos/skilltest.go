@@ -20,6 +20,7 @@ import (
 	"github.com/crashwall/chaos/skilltest"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/spec/infer"
+	"github.com/crashwall/chaos/within"
 )
 
 // SkillTestOptions are chaos skill test's.
@@ -126,7 +127,9 @@ func skillTestRun(ctx context.Context, opts *SkillTestOptions) error {
 	}
 	dir := opts.Out
 	if dir == "" {
-		dir = filepath.Join(project, "chaos-skill-tests", spec.PathSafe(sk.Name))
+		if dir, err = within.Join(filepath.Join(project, "chaos-skill-tests"), spec.PathSafe(sk.Name)); err != nil {
+			return badInput(fmt.Errorf("skill %s: %w", sk.Name, err))
+		}
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err

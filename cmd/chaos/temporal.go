@@ -16,6 +16,7 @@ import (
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/within"
 	"github.com/crashwall/chaos/worker"
 )
 
@@ -98,6 +99,10 @@ func dataDir(flags TemporalFlags) (string, error) {
 // connect reaches Temporal: the address given, else a `chaos server` running on the data
 // directory, else an embedded server started here (with a worker when withWorker).
 func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName string) (*conn, error) {
+	// The name becomes a log file and may become a data directory under dir.
+	if msg := within.Name(logName); msg != "" {
+		return nil, badInput(fmt.Errorf("%q cannot name a log file in the data directory: it %s", logName, msg))
+	}
 	dir, err := dataDir(flags)
 	if err != nil {
 		return nil, err
@@ -114,7 +119,9 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
 		return nil, fmt.Errorf("create the log folder: %w", err)
 	}
-	c.LogPath = filepath.Join(dir, "logs", logName+".log")
+	if c.LogPath, err = within.Join(filepath.Join(dir, "logs"), logName+".log"); err != nil {
+		return nil, badInput(fmt.Errorf("the log of %s cannot be kept: %w", logName, err))
+	}
 	if c.logFile, err = os.OpenFile(c.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, fmt.Errorf("open the log file: %w", err)
 	}

@@ -60,7 +60,7 @@ func TestGuardLostUnderRun(t *testing.T) {
 	}
 	// The browser's main process (its profile is under the worker's TMPDIR), killed alone,
 	// as a crash would end it: its network process may outlive it for a moment.
-	pid := chromiumMain(t, filepath.Join(tmp, "tmp", "chaos-work", "browsers")+string(filepath.Separator))
+	pid := chromiumMain(t, filepath.Join(tmp, "tmp", "chaos-work-"+strconv.Itoa(os.Getuid()), "browsers")+string(filepath.Separator))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

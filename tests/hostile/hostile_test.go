@@ -36,7 +36,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	env, tmp := testkit.EnvDir(t)
 	w := &world{env: env, tmp: tmp, specDir: filepath.Join(tmp, "spec"), outside: filepath.Join(tmp, "outside"),
-		other: filepath.Join(tmp, "tmp", "chaos-work", "another-run-trial-1"), marker: "7" + strconv.Itoa(os.Getpid()%1000+1000)}
+		other: filepath.Join(workRoot(tmp), "another-run-trial-1"), marker: "7" + strconv.Itoa(os.Getpid()%1000+1000)}
 	for dir, file := range map[string]string{w.specDir: "", w.outside: "canary.txt", w.other: "live.txt"} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -46,6 +46,11 @@ func newWorld(t *testing.T) *world {
 		}
 	}
 	return w
+}
+
+// workRoot is the work root of chaos run in the test's environment (TMPDIR tmp/tmp).
+func workRoot(tmp string) string {
+	return filepath.Join(tmp, "tmp", "chaos-work-"+strconv.Itoa(os.Getuid()))
 }
 
 // pwned is the file a value that ran as shell code creates.
