@@ -136,8 +136,11 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 		host.Resources.MemorySwap = cfg.Memory // no swap beyond the limit
 	}
 	for _, m := range cfg.Mounts {
+		// NonRecursive: only the folder's own filesystem, never a mount below it (a
+		// /run bound under a mounted folder stays out); private: nothing mounted on the
+		// host later appears inside.
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: !m.Writable,
-			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate, NonRecursive: true}})
 	}
 	conf := &container.Config{
 		Image:           cfg.Image,
