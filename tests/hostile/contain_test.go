@@ -69,14 +69,22 @@ func TestHostileContainment(t *testing.T) {
 				return "hostile.yaml:9: agent.mounts: " + w.specDir + "/engine would give the agent the host (it leads to " + filepath.Dir(sock) + " through a symbolic link)"
 			}},
 		{name: "mount a folder above the socket's",
-			keys: func(w *world, sock string, _ int) string { return "  mounts: [" + filepath.Dir(filepath.Dir(sock)) + "]\n" },
-			want: func(w *world, sock string, _ int) string { return "it holds " + filepath.Dir(sock) + ", the folder of the Docker engine's socket" }},
+			keys: func(w *world, sock string, _ int) string {
+				return "  mounts: [" + filepath.Dir(filepath.Dir(sock)) + "]\n"
+			},
+			want: func(w *world, sock string, _ int) string {
+				return "it holds " + filepath.Dir(sock) + ", the folder of the Docker engine's socket"
+			}},
 		{name: "mount the host's /run",
 			keys: func(w *world, _ string, _ int) string { return "  mounts: [/var/run]\n" },
-			want: func(w *world, _ string, _ int) string { return "hostile.yaml:9: agent.mounts: /var/run would give the agent the host" }},
+			want: func(w *world, _ string, _ int) string {
+				return "hostile.yaml:9: agent.mounts: /var/run would give the agent the host"
+			}},
 		{name: "mount / by ..",
 			keys: func(w *world, _ string, _ int) string { return "  mounts: [" + w.specDir + "/root/usr/..]\n" },
-			want: func(w *world, _ string, _ int) string { return "would give the agent the whole host (it leads to / through a symbolic link)" }},
+			want: func(w *world, _ string, _ int) string {
+				return "would give the agent the whole host (it leads to / through a symbolic link)"
+			}},
 		{name: "user in the socket's group",
 			keys: func(w *world, _ string, gid int) string { return "  user: \"65534:" + strconv.Itoa(gid) + "\"\n" },
 			want: func(w *world, sock string, gid int) string {
