@@ -173,7 +173,7 @@ const (
 	msgQuoted = `is never expanded in a quoted heredoc (<<'EOF'); use an unquoted one (<<EOF), where it becomes ${VAR}`
 	msgANSI   = `cannot stand inside $'...'; write "NAME" instead`
 	msgWord   = `stands inside a larger word or a quoted string here; its value is text, accepted only as a whole word of the command (NAME between spaces, or "NAME" alone), where it reaches the program as one argument and is never read as code: give it its own word (sh -c '... "$1"' sh NAME), or write "$VAR" in the nested code`
-	msgPiped  = `is on a line where a shell reads its input (| sh, sh <<EOF), so the value could reach it as code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the script`
+	msgPiped  = `is on a line where a shell or an interpreter reads its input (| sh, | python3, | xargs sh -c, | . /dev/stdin, sh <<EOF), so the value could reach it as code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the script`
 )
 
 func (f *filler) run() {

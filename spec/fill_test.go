@@ -87,9 +87,9 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 		{"source", `. {T}`, "would be run as code"},
 		{"ssh", `ssh localhost echo {T}`, "would be run as code"},
 		{"python -c", `python3 -c "print('{T}')"`, "would be run as code"},
-		{"heredoc into sh", "sh <<EOF\necho {T}\nEOF", "where a shell reads its input"},
-		{"heredoc piped into sh", "cat <<EOF | sh\necho {T}\nEOF", "where a shell reads its input"},
-		{"pipe into sh", `echo {T} | sh`, "where a shell reads its input"},
+		{"heredoc into sh", "sh <<EOF\necho {T}\nEOF", "where a shell or an interpreter reads its input"},
+		{"heredoc piped into sh", "cat <<EOF | sh\necho {T}\nEOF", "where a shell or an interpreter reads its input"},
+		{"pipe into sh", `echo {T} | sh`, "where a shell or an interpreter reads its input"},
 		{"quoted heredoc", "cat <<'EOF'\n{T}\nEOF", "quoted heredoc"},
 		{"arithmetic", `echo $(( {T} + 1 ))`, "arithmetic"},
 		{"arithmetic command", `(( {T} ))`, "arithmetic"},
@@ -104,11 +104,11 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 		{"awk's program, a whole word", `awk {T}`, "would be run as code"},
 		{"sed's e, in its script", `sed "1e echo {T}" /dev/null`, ""},
 		{"sed's script, after -e", `sed -n -e {T} /dev/null`, "would be run as code"},
-		{"xargs into sh -c", `printf '%s' {T} | xargs sh -c`, "where a shell reads its input"},
+		{"xargs into sh -c", `printf '%s' {T} | xargs sh -c`, "where a shell or an interpreter reads its input"},
 		{"env -S", `env -S {T}`, "would be run as code"},
 		{"env -S, in its string", `env -S "printf {T}"`, ""},
-		{"a pipe into an interpreter", `printf '%s' {T} | python3`, "where a shell reads its input"},
-		{"a pipe into . /dev/stdin", `printf '%s' {T} | . /dev/stdin`, "where a shell reads its input"},
+		{"a pipe into an interpreter", `printf '%s' {T} | python3`, "where a shell or an interpreter reads its input"},
+		{"a pipe into . /dev/stdin", `printf '%s' {T} | . /dev/stdin`, "where a shell or an interpreter reads its input"},
 	}
 	for _, token := range []string{"task", "sandbox", "spec", "model"} {
 		t.Run(token, func(t *testing.T) {
