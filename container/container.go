@@ -113,6 +113,11 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 	if cfg.User == "" || cfg.User == "0" || strings.HasPrefix(cfg.User, "0:") || strings.HasPrefix(cfg.User, "root") {
 		return nil, fmt.Errorf("docker: an agent's container never runs as root (user %q)", cfg.User)
 	}
+	// The group is always given (UID:GID), so that the image's /etc/group adds no
+	// supplementary group to the agent's user; and it is never root's.
+	if _, g, ok := strings.Cut(cfg.User, ":"); !ok || g == "" || g == "0" || g == "root" {
+		return nil, fmt.Errorf("docker: an agent's container runs as UID:GID with a group other than root's (user %q)", cfg.User)
+	}
 	tmp := cfg.TmpSize
 	if tmp <= 0 {
 		tmp = 64 << 20
