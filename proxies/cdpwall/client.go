@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -239,6 +240,11 @@ func (g *Guard) refuse(ctx context.Context, a *agentConn, m message, target stri
 	for _, d := range g.deny {
 		if d == m.Method || (strings.HasSuffix(d, ".*") && strings.HasPrefix(m.Method, strings.TrimSuffix(d, "*"))) {
 			return fmt.Sprintf("denied method %s (browser.deny_methods: %s)", m.Method, d)
+		}
+	}
+	if slices.Contains(navigators, m.Method) {
+		if why := privilegedScheme(m.Params); why != "" {
+			return fmt.Sprintf("%s is refused: %s", m.Method, why)
 		}
 	}
 	if m.Method == envelopeMethod {

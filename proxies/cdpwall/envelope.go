@@ -30,6 +30,32 @@ var unguarded = map[string]string{
 	"Target.openDevTools":           "it would open DevTools, whose CDP to the target the guard never sees",
 }
 
+// navigators are the methods that load a URL the agent names.
+var navigators = []string{"Page.navigate", "Target.createTarget"}
+
+// privilegedScheme says why a URL is never loaded for the agent: DevTools' own pages
+// (devtools://, chrome-devtools://) speak CDP to any browser address they are given,
+// past the guard, and the browser's own pages (chrome://) drive the browser.
+func privilegedScheme(params json.RawMessage) string {
+	var p struct {
+		URL string `json:"url"`
+	}
+	if strictParams(params, &p) != nil {
+		return "its url cannot be read"
+	}
+	scheme, _, ok := strings.Cut(strings.ToLower(strings.TrimSpace(p.URL)), ":")
+	if !ok {
+		return ""
+	}
+	switch scheme {
+	case "devtools", "chrome-devtools":
+		return "a DevTools page (" + scheme + "://) speaks CDP to the browser past the guard"
+	case "chrome", "chrome-untrusted":
+		return "the browser's own pages (" + scheme + "://) drive the browser"
+	}
+	return ""
+}
+
 // readCommand reads one CDP command as the browser reads it: its keys exactly as
 // written (Go's decoder would also take "Method" for "method", the browser would not),
 // none twice, an integer id and a string method. What cannot be read so is refused,

@@ -52,13 +52,15 @@ func TestHostileCDPEnvelopes(t *testing.T) {
 	}
 	t.Logf("the agent got: %v", got)
 	for name, want := range map[string]string{
-		"printToPDF":                        "chaos: denied method Page.printToPDF (browser.deny_methods: Page.printToPDF)",
-		"printToPDF in sendMessageToTarget": "chaos: denied method Page.printToPDF (browser.deny_methods: Page.printToPDF) (carried in Target.sendMessageToTarget)",
-		"printToPDF two envelopes deep":     "(carried in Target.sendMessageToTarget) (carried in Target.sendMessageToTarget)",
-		"click in sendMessageToTarget":      `chaos: denied click on "Delete all" (browser.deny_clicks: Delete*) (carried in Target.sendMessageToTarget)`,
-		"exposeDevToolsProtocol":            "chaos: Target.exposeDevToolsProtocol is refused",
-		"openDevTools":                      "chaos: Target.openDevTools is refused",
-		"playwright click":                  `chaos: denied click on "Delete all" (browser.deny_clicks: Delete*)`,
+		"printToPDF":                           "chaos: denied method Page.printToPDF (browser.deny_methods: Page.printToPDF)",
+		"printToPDF in sendMessageToTarget":    "chaos: denied method Page.printToPDF (browser.deny_methods: Page.printToPDF) (carried in Target.sendMessageToTarget)",
+		"printToPDF two envelopes deep":        "(carried in Target.sendMessageToTarget) (carried in Target.sendMessageToTarget)",
+		"click in sendMessageToTarget":         `chaos: denied click on "Delete all" (browser.deny_clicks: Delete*) (carried in Target.sendMessageToTarget)`,
+		"exposeDevToolsProtocol":               "chaos: Target.exposeDevToolsProtocol is refused",
+		"openDevTools":                         "chaos: Target.openDevTools is refused",
+		"playwright click":                     `chaos: denied click on "Delete all" (browser.deny_clicks: Delete*)`,
+		"devtools page":                        "chaos: Page.navigate is refused: a DevTools page (devtools://) speaks CDP to the browser past the guard",
+		"devtools page in sendMessageToTarget": "chaos: Page.navigate is refused: a DevTools page (devtools://) speaks CDP to the browser past the guard (carried in Target.sendMessageToTarget)",
 	} {
 		if !strings.Contains(got[name], want) {
 			t.Errorf("%s: the agent got %q, want %q", name, got[name], want)

@@ -29,6 +29,8 @@ await tryIt('printToPDF two envelopes deep', () => browserSession.send('Target.s
 await tryIt('click in sendMessageToTarget', () => browserSession.send('Target.sendMessageToTarget', wrap({ method: 'Input.dispatchMouseEvent', params: press }, 4)));
 await tryIt('exposeDevToolsProtocol', () => browserSession.send('Target.exposeDevToolsProtocol', { targetId: target }));
 await tryIt('openDevTools', () => browserSession.send('Target.openDevTools', { targetId: target }));
+await tryIt('devtools page', () => session.send('Page.navigate', { url: 'devtools://devtools/bundled/inspector.html?ws=127.0.0.1:1/devtools/browser' }));
+await tryIt('devtools page in sendMessageToTarget', () => browserSession.send('Target.sendMessageToTarget', wrap({ method: 'Page.navigate', params: { url: 'devtools://devtools/bundled/inspector.html' } }, 5)));
 await tryIt('playwright click', () => page.click('#reset', { timeout: 60000 }));
 console.log('RESULTS ' + JSON.stringify(results));
 process.exit(0);
