@@ -151,6 +151,9 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 		return nil, agentError(err.Error() + " on this worker")
 	}
 	uid, gid, user := containerUser(s)
+	if err := spec.CheckContainerGroup(user); err != nil {
+		return nil, agentError("the agent's container user " + user + ": " + err.Error() + " (on this worker)")
+	}
 	sandbox := in.Workspace.Dir
 	chowned := false
 	if uid != os.Getuid() && os.Getuid() == 0 {
@@ -176,7 +179,13 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 		if _, err := os.Stat(m); err != nil {
 			return nil, agentError(fmt.Sprintf("agent.mounts: %s is not on this worker: %v", m, err))
 		}
-		mounts = append(mounts, container.Mount{Source: m, Target: m})
+		// Judged again as this worker's kernel finds it, and mounted from where it leads,
+		// so what was judged is what is mounted.
+		resolved, err := spec.CheckMount(m)
+		if err != nil {
+			return nil, agentError("agent.mounts: " + err.Error() + " (on this worker)")
+		}
+		mounts = append(mounts, container.Mount{Source: resolved, Target: m})
 	}
 	base := []string{"PATH=" + containerPath, "HOME=" + sandbox, "TMPDIR=/tmp"}
 	httpSock := ContainerHubDir + "/" + httpSocket

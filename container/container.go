@@ -113,6 +113,11 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 	if cfg.User == "" || cfg.User == "0" || strings.HasPrefix(cfg.User, "0:") || strings.HasPrefix(cfg.User, "root") {
 		return nil, fmt.Errorf("docker: an agent's container never runs as root (user %q)", cfg.User)
 	}
+	// The group is always given (UID:GID), so that the image's /etc/group adds no
+	// supplementary group to the agent's user; and it is never root's.
+	if _, g, ok := strings.Cut(cfg.User, ":"); !ok || g == "" || g == "0" || g == "root" {
+		return nil, fmt.Errorf("docker: an agent's container runs as UID:GID with a group other than root's (user %q)", cfg.User)
+	}
 	tmp := cfg.TmpSize
 	if tmp <= 0 {
 		tmp = 64 << 20
@@ -136,8 +141,11 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 		host.Resources.MemorySwap = cfg.Memory // no swap beyond the limit
 	}
 	for _, m := range cfg.Mounts {
+		// NonRecursive: only the folder's own filesystem, never a mount below it (a
+		// /run bound under a mounted folder stays out); private: nothing mounted on the
+		// host later appears inside.
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: !m.Writable,
-			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate, NonRecursive: true}})
 	}
 	conf := &container.Config{
 		Image:           cfg.Image,

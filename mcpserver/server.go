@@ -162,14 +162,23 @@ type specsOut struct {
 }
 
 func (s *Server) listSpecs(_ context.Context, _ *mcp.CallToolRequest, in specsIn) (*mcp.CallToolResult, specsOut, error) {
-	dir := s.path(in.Dir)
+	dir, err := s.inside(in.Dir)
+	if err != nil {
+		return nil, specsOut{}, err
+	}
 	out := specsOut{Specs: []SpecInfo{}}
+	seen := map[string]bool{}
 	for _, pattern := range []string{"*.yaml", "*/*.yaml", "*/*/*.yaml"} {
 		paths, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, p := range paths {
 			if strings.Contains(p, string(filepath.Separator)+"chaos-runs"+string(filepath.Separator)) {
 				continue
 			}
+			real, err := s.inside(p)
+			if err != nil || seen[real] {
+				continue // a link out of --dir is not read; one back in is read once
+			}
+			seen[real] = true
 			sp, err := spec.Load(p)
 			if err != nil || sp.Agent.Command == "" && len(sp.Tools) == 0 && len(sp.Servers) == 0 {
 				continue
@@ -216,10 +225,17 @@ func (s *Server) planRun(ctx context.Context, _ *mcp.CallToolRequest, in planIn)
 	if in.Reps < 0 || in.BudgetUSD < 0 {
 		return nil, PlanOut{}, errors.New("reps and budget_usd must be 0 or more")
 	}
-	path := s.path(in.Spec)
+	path, err := s.inside(in.Spec)
+	if err != nil {
+		return nil, PlanOut{}, err
+	}
 	hash, err := fileHash(path)
 	if err != nil {
 		return nil, PlanOut{}, fmt.Errorf("read the spec: %w", err)
+	}
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, PlanOut{}, fmt.Errorf("the spec cannot be planned: %w", err)
 	}
 	var args []string
 	if len(in.Only) > 0 {
@@ -233,14 +249,15 @@ func (s *Server) planRun(ctx context.Context, _ *mcp.CallToolRequest, in planIn)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, s.opts.Chaos, append([]string{"run", path, "--dry-run"}, args...)...)
+	// --no-discover: planning starts none of the spec's servers; only start_run does.
+	cmd := exec.CommandContext(cctx, s.opts.Chaos, append([]string{"run", path, "--dry-run", "--no-discover"}, args...)...)
 	cmd.Dir = s.opts.Dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, PlanOut{}, fmt.Errorf("the spec cannot be planned: %s", strings.TrimSpace(stderr.String()+" "+err.Error()))
 	}
-	out := PlanOut{Plan: strings.TrimSpace(stdout.String()), EstimatedCost: "estimated cost: unknown (the spec has no model.upstream, so chaos sees no model calls to price)"}
+	out := PlanOut{Plan: strings.TrimSpace(stdout.String()) + willRun(sp), EstimatedCost: "estimated cost: unknown (the spec has no model.upstream, so chaos sees no model calls to price)"}
 	for _, line := range strings.Split(out.Plan, "\n") {
 		if strings.HasPrefix(line, "estimated cost: ") {
 			out.EstimatedCost = line
@@ -249,10 +266,7 @@ func (s *Server) planRun(ctx context.Context, _ *mcp.CallToolRequest, in planIn)
 	out.Confirmation = token()
 	out.Command = "chaos run " + spec.ShellQuote(path) + " " + strings.Join(args, " ")
 	s.mu.Lock()
-	name := "spec"
-	if sp, err := spec.Load(path); err == nil {
-		name = spec.PathSafe(sp.Name)
-	}
+	name := spec.PathSafe(sp.Name)
 	s.plans[out.Confirmation] = plan{Spec: path, SpecHash: hash, Args: args, Name: name}
 	s.mu.Unlock()
 	return nil, out, nil
@@ -419,6 +433,39 @@ func (s *Server) find(id string) (r *started, folder string, err error) {
 		return nil, "", err
 	}
 	return nil, folder, nil
+}
+
+// willRun is the plan's last part: every command the run will start and where its
+// model's calls go (spec.WillRun), so that what the person approves is what runs.
+func willRun(sp *spec.Spec) string {
+	var b strings.Builder
+	b.WriteString("\n\nOnce started, the run runs these, and nothing else (commands as the spec writes them):")
+	for _, line := range sp.WillRun() {
+		b.WriteString("\n  - " + line)
+	}
+	return b.String()
+}
+
+// inside is p (relative to --dir) as the file system finds it, every link followed, when
+// it is under --dir (also found so); else why it is refused. chaos mcp's caller is an
+// agent: it reads no spec the person did not put under --dir.
+func (s *Server) inside(p string) (string, error) {
+	root, err := filepath.EvalSymlinks(s.opts.Dir)
+	if err != nil {
+		return "", fmt.Errorf("chaos mcp's folder %s: %w", s.opts.Dir, err)
+	}
+	real, err := filepath.EvalSymlinks(s.path(p))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		where := ""
+		if real != s.path(p) {
+			where = " (it leads to " + real + ")"
+		}
+		return "", fmt.Errorf("refused: %s is outside chaos mcp's folder %s%s; chaos mcp reads only what is under its --dir", p, s.opts.Dir, where)
+	}
+	return real, nil
 }
 
 func (s *Server) path(p string) string {

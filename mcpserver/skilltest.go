@@ -90,6 +90,11 @@ func (s *Server) planSkillTest(ctx context.Context, _ *mcp.CallToolRequest, in s
 	if err != nil {
 		return nil, PlanOut{}, fmt.Errorf("read the skill test's spec: %w", err)
 	}
+	sp, err := spec.Load(specPath)
+	if err != nil {
+		return nil, PlanOut{}, fmt.Errorf("the skill test's spec does not load: %w", err)
+	}
+	out.Plan += willRun(sp)
 	runArgs := []string{"--only", only}
 	out.Confirmation = token()
 	out.Command = "chaos run " + spec.ShellQuote(specPath) + " --only " + only

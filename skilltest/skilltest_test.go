@@ -133,6 +133,19 @@ servers:
 	if len(probes) != 1 || probes[0].Kind != "command" || probes[0].Command != "./check.sh" || !probes[0].Overrules {
 		t.Errorf("probes %+v, want the overruling check", probes)
 	}
+	// What chaos mcp's plan_skill_test shows the person (spec.WillRun): every command the
+	// trials will run, the check among them, and where the model's calls go.
+	will := strings.Join(s.WillRun(), "\n")
+	for _, line := range []string{
+		"agent (every trial, on this machine, as you): sh -c '" + want + "'",
+		"server fs (started with the run and every trial, on this machine): mcp-server-filesystem .",
+		"check (overrules the world verdict) (after every trial, in its sandbox, on this machine): sh -c ./check.sh",
+		"model: the agent's model calls ({llm_url}) go through chaos's proxy to http://127.0.0.1:9/",
+	} {
+		if !strings.Contains(will, line) {
+			t.Errorf("WillRun lacks %q:\n%s", line, will)
+		}
+	}
 	// The clean run's command has no {llm_url}, which chaos record cannot fill in.
 	if strings.Contains(spec.JoinCommand(Agent{ThroughProxy: true}.Argv(true)), "llm_url") {
 		t.Error("the clean run's command holds {llm_url}")

@@ -15,17 +15,31 @@ import (
 // shell that runs it: the shell expands a variable after it has parsed the line, and
 // never parses the result again.
 //
-// Only a command that evaluates text a second time could do that: a nested shell's code
-// (sh -c '...'), eval, source, ssh, a heredoc or pipe into a shell, arithmetic. A token in
-// such a place is a problem, reported with what to write instead, and so is a token
-// beside other text inside '...' (such text is only worth single-quoting when it is code
-// for another program). isToken says which {words} are tokens; other words stay as
-// written. The problems carry byte offsets into template.
+// A token whose value is text (IsTextToken: {task}, an axis value, the operator's
+// message) is accepted only as a whole word of the command line: on its own between
+// spaces, or alone in quotes ("{task}", '{task}'). There its value reaches the program as
+// one argument, byte for byte. Anywhere else (inside a larger word, inside a quoted
+// string beside other text, in a heredoc, in ${...} or arithmetic) it is a problem: such
+// text is where a command writes code for another program (sh -c '...', awk, sed,
+// env -S, python -c, ...), and no list of those programs is ever complete. A whole word
+// is a problem too where the command hands it to something that runs it (the code of a
+// nested shell, eval, source, awk or sed, env -S, an interpreter's -c; a line piped into
+// a shell, an interpreter or xargs with a shell). The other tokens ({sandbox}, {wall_url},
+// ... values chaos makes) may also stand inside a word ({wall_url}/mcp). isToken says
+// which {words} are tokens; other words stay as written. The problems carry byte offsets
+// into template.
 func FillCommand(template string, isToken func(string) bool) (string, []tokenProblem) {
 	f := &filler{src: template, isToken: isToken}
 	f.stack = []*frame{{kind: fPlain, cmd: &command{}}}
 	f.run()
 	return f.out.String(), f.probs
+}
+
+// IsTextToken says whether a token's value is text that chaos does not make: the task,
+// the operator's message, the agent's session id, an axis value. Such a token is
+// accepted only as a whole word of a command (FillCommand).
+func IsTextToken(name string) bool {
+	return name == "task" || slices.Contains(ResumeTokens, name) || !slices.Contains(CommandTokens, name) && name != "chaos"
 }
 
 // TokenVar is the environment variable that carries a token's value to the agent's
@@ -153,12 +167,13 @@ func (f *filler) problem(at int, name, msg string) {
 }
 
 const (
-	msgCode   = `would be run as code here (a nested shell's code, eval, source or ssh): chaos never puts a value into code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the nested code`
+	msgCode   = `would be run as code here (a nested shell's code, eval, source, ssh, the program of awk or sed, env -S): chaos never puts a value into code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the nested code`
 	msgSingle = `stands beside other text inside '...', text that may be code for another program (sh -c 'echo NAME'), so no value is filled in there; quote the token on its own ('...'NAME or "... NAME"), or write "$VAR" in the nested code`
 	msgArith  = `would be evaluated as an arithmetic expression here ($((...)), ((...)), let, [[ ]], an array index); compare it as text instead`
 	msgQuoted = `is never expanded in a quoted heredoc (<<'EOF'); use an unquoted one (<<EOF), where it becomes ${VAR}`
 	msgANSI   = `cannot stand inside $'...'; write "NAME" instead`
-	msgPiped  = `is on a line where a shell reads its input (| sh, sh <<EOF), so the value could reach it as code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the script`
+	msgWord   = `stands inside a larger word or a quoted string here; its value is text, accepted only as a whole word of the command (NAME between spaces, or "NAME" alone), where it reaches the program as one argument and is never read as code: give it its own word (sh -c '... "$1"' sh NAME), or write "$VAR" in the nested code`
+	msgPiped  = `is on a line where a shell or an interpreter reads its input (| sh, | python3, | xargs sh -c, | . /dev/stdin, sh <<EOF), so the value could reach it as code; pass it as an argument (sh -c '... "$1"' sh NAME) or write "$VAR" in the script`
 )
 
 func (f *filler) run() {
@@ -227,6 +242,24 @@ func (f *filler) inArith() bool {
 
 var subscript = regexp.MustCompile(`^[#!]?[A-Za-z_][A-Za-z0-9_]*\[[^\]]*$`)
 
+// wordStart says whether a word of the shell starts at offset at: the text before it
+// ends a word (a blank, an operator, an opening parenthesis or backquote) and is not
+// escaped.
+func (f *filler) wordStart(at int) bool {
+	if at == 0 {
+		return true
+	}
+	if !strings.ContainsRune(" \t\n;&|()<>`", rune(f.src[at-1])) {
+		return false
+	}
+	return at < 2 || f.src[at-2] != '\\'
+}
+
+// wordEnd says whether a word of the shell ends at offset at.
+func (f *filler) wordEnd(at int) bool {
+	return at >= len(f.src) || strings.ContainsRune(" \t\n;&|()<>`", rune(f.src[at]))
+}
+
 // fill writes the reference for a token, or notes the problem with it.
 func (f *filler) fill(name string, quoted bool) {
 	at := f.i
@@ -263,7 +296,12 @@ func (f *filler) stepPlain() {
 		return
 	case c == '{':
 		if name, n, ok := f.token(); ok {
-			f.fill(name, false)
+			if IsTextToken(name) && !(f.wordStart(f.i) && f.wordEnd(f.i+n)) {
+				f.problem(f.i, name, msgWord)
+				f.emit(f.src[f.i : f.i+n])
+			} else {
+				f.fill(name, false)
+			}
 			fr.cmd.add("\x00")
 			f.i += n
 			return
@@ -380,13 +418,23 @@ func (f *filler) single(fr *frame) {
 		f.emit(seg)
 	case len(names) == 1 && tokenPattern.FindString(inner) == inner && strings.HasSuffix(seg, "'") && len(seg) > 1:
 		name := inner[1 : len(inner)-1]
+		if IsTextToken(name) && (fr == nil || !f.wordStart(f.i) || !f.wordEnd(f.i+end)) {
+			f.problem(f.i+1, name, msgWord)
+			f.emit(seg)
+			break
+		}
 		f.i++ // the offset of the token itself
 		f.fill(name, false)
 		f.i--
 	default:
 		for _, at := range names {
 			loc := tokenPattern.FindStringIndex(inner[at:])
-			f.problem(f.i+1+at, inner[at+1:at+loc[1]-1], msgSingle)
+			name := inner[at+1 : at+loc[1]-1]
+			if IsTextToken(name) {
+				f.problem(f.i+1+at, name, msgWord)
+			} else {
+				f.problem(f.i+1+at, name, msgSingle)
+			}
 		}
 		f.emit(seg)
 	}
@@ -434,7 +482,15 @@ func (f *filler) stepDouble() {
 		return
 	case c == '{':
 		if name, n, ok := f.token(); ok {
-			f.fill(name, true)
+			// "{task}" alone, as a whole word of a command, is the token's own word.
+			alone := f.src[f.i-1] == '"' && f.i+n < len(f.src) && f.src[f.i+n] == '"' &&
+				len(f.stack) > 1 && f.stack[len(f.stack)-2].kind == fPlain && f.wordStart(f.i-1) && f.wordEnd(f.i+n+1)
+			if IsTextToken(name) && !alone {
+				f.problem(f.i, name, msgWord)
+				f.emit(f.src[f.i : f.i+n])
+			} else {
+				f.fill(name, true)
+			}
 			f.i += n
 			return
 		}
@@ -488,6 +544,8 @@ func (f *filler) stepParam() {
 		if name, n, ok := f.token(); ok {
 			if f.i == fr.start {
 				f.problem(f.i, name, msgCode) // ${{task}}: a name made of the value
+			} else if IsTextToken(name) {
+				f.problem(f.i, name, msgWord)
 			} else {
 				f.fill(name, fr.quoted)
 			}
@@ -660,6 +718,9 @@ func (f *filler) bodyLine(line string, h heredoc, code bool) {
 			f.i = start + k
 			if name, n, ok := f.token(); ok {
 				switch {
+				case IsTextToken(name):
+					f.problem(f.i, name, msgWord)
+					f.emit(line[k : k+n])
 				case h.quoted:
 					f.problem(f.i, name, msgQuoted)
 					f.emit(line[k : k+n])
@@ -736,8 +797,43 @@ func codeWord(words []string) bool {
 	if name, at := commandName(words); at >= 0 && at < next && slices.Contains(evaluators, name) {
 		return true
 	}
+	for j, w := range words {
+		name := strings.TrimRight(bare(w), "0123456789.")
+		switch {
+		case name == "env" || name == "busybox":
+			// env -S STRING / --split-string=...: the string is split into a command.
+			for k := j + 1; k < next; k++ {
+				if a := bare(words[k]); a == "-S" || a == "--split-string" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "S")) {
+					if k+1 == next {
+						return true
+					}
+				}
+			}
+		case slices.Contains(programTakers, name):
+			// awk 'PROGRAM' / sed 'SCRIPT': the first operand is a program (sed's e and
+			// awk's system() run commands); so is what follows -e, -f aside.
+			m := j + 1
+			for m < len(words) && strings.HasPrefix(words[m], "-") {
+				if a := bare(words[m]); a == "-e" || a == "--expression" || a == "--source" {
+					if m+1 == next {
+						return true
+					}
+					m++
+				} else if a == "-v" || a == "-F" || a == "-f" {
+					m++ // its value
+				}
+				m++
+			}
+			if m == next {
+				return true
+			}
+		}
+	}
 	return false
 }
+
+// programTakers are programs whose first operand is a program of their own language.
+var programTakers = []string{"awk", "gawk", "mawk", "nawk", "sed", "gsed", "perl", "ruby", "jq"}
 
 // commandName is the program a command runs, past assignments and wrappers.
 func commandName(words []string) (string, int) {
@@ -763,16 +859,29 @@ func commandName(words []string) (string, int) {
 
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=`)
 
-// readsCode says whether a command is a shell or eval reading code from its input: a
-// shell with no -c and no script file.
+// readsCode says whether a command reads code from its input: a shell or an
+// interpreter with no -c and no script file, source or . of /dev/stdin (or any /dev/ or
+// /proc/ file), xargs handing its input to a shell or interpreter.
 func readsCode(words []string) bool {
 	for j, w := range words {
 		name := bare(w)
-		if !slices.Contains(shells, strings.TrimRight(name, "0123456789.")) && name != "source" && name != "." {
+		if name == "xargs" {
+			for _, a := range words[j+1:] {
+				if isInterpreter(bare(a)) {
+					return true
+				}
+			}
+			continue
+		}
+		if !isInterpreter(name) && name != "source" && name != "." {
 			continue
 		}
 		if name == "source" || name == "." {
-			return j+1 < len(words) && strings.HasPrefix(bare(words[j+1]), "/dev/")
+			if j+1 < len(words) {
+				arg := strings.NewReplacer("'", "", `"`, "", `\`, "").Replace(words[j+1])
+				return strings.HasPrefix(arg, "/dev/") || strings.HasPrefix(arg, "/proc/") || arg == "-"
+			}
+			return false
 		}
 		stdin := true
 		for _, a := range words[j+1:] {

@@ -41,29 +41,36 @@ func fillAndRun(t testing.TB, template string, tokens map[string]string, dir str
 func TestFillCommandNeverRunsAValue(t *testing.T) {
 	accepted := []struct {
 		name, template, want string // want: the output, with V for the value
+		// inside: the token stands inside a larger word or a quoted string, which only a
+		// token chaos makes may do; a text token ({task}, an axis) is refused there.
+		inside bool
 	}{
-		{"bare", `printf '%s\n' {T}`, "V\n"},
-		{"double quotes", `printf '%s\n' "pre {T} post"`, "pre V post\n"},
-		{"single quotes, alone", `printf '%s\n' '{T}'`, "V\n"},
-		{"single quotes, glued", `printf '%s\n' 'a b'{T}`, "a bV\n"},
-		{"$() in double quotes", `printf '%s\n' "$(printf '%s' '{T}')"`, "V\n"},
-		{"$() bare", `printf '%s\n' "$(printf '%s.' {T})"`, "V.\n"},
-		{"backticks", "printf '%s\\n' \"`printf '%s.' {T}`\"", "V.\n"},
-		{"unquoted heredoc", "cat <<EOF\nit's {T}\nEOF", "it's V\n"},
-		{"heredoc, tab-stripped", "cat <<-EOF\n\t{T}\n\tEOF", "V\n"},
-		{"comment with an apostrophe before", "# it's {T} here\nprintf '%s\\n' {T}", "V\n"},
-		{"comment after, with an apostrophe", "printf '%s\\n' {T} # it's '{T}", "V\n"},
-		{"${x:-} bare", `printf '%s\n' ${x:-{T}}`, "V\n"},
-		{"${x:-} quoted", `printf '%s\n' "${x:-{T}}"`, "V\n"},
-		{"nested sh -c, value as an argument", `sh -c 'printf "%s\n" "$1"' sh {T}`, "V\n"},
-		{"nested sh -c, by its variable", `sh -c 'printf "%s\n" "$VAR"'`, "V\n"},
-		{"eval of the variable", `eval 'printf "%s\n" "$VAR"'`, "V\n"},
-		{"assignment", `x={T}; printf '%s\n' "$x"`, "V\n"},
-		{"case", `case {T} in *) printf '%s\n' matched;; esac`, "matched\n"},
-		{"option=", `printf '%s\n' --opt={T}`, "--opt=V\n"},
-		{"escaped quote before", `printf '%s\n' \'{T}`, "'V\n"},
-		{"subshell", `(printf '%s\n' {T})`, "V\n"},
-		{"pipe to a non-shell", `printf '%s\n' {T} | cat`, "V\n"},
+		{"bare", `printf '%s\n' {T}`, "V\n", false},
+		{"double quotes", `printf '%s\n' "pre {T} post"`, "pre V post\n", true},
+		{"single quotes, alone", `printf '%s\n' '{T}'`, "V\n", false},
+		{"single quotes, glued", `printf '%s\n' 'a b'{T}`, "a bV\n", true},
+		{"$() in double quotes", `printf '%s\n' "$(printf '%s' '{T}')"`, "V\n", false},
+		{"$() bare", `printf '%s\n' "$(printf '%s.' {T})"`, "V.\n", false},
+		{"backticks", "printf '%s\\n' \"`printf '%s.' {T}`\"", "V.\n", false},
+		{"unquoted heredoc", "cat <<EOF\nit's {T}\nEOF", "it's V\n", true},
+		{"heredoc, tab-stripped", "cat <<-EOF\n\t{T}\n\tEOF", "V\n", true},
+		{"comment with an apostrophe before", "# it's {T} here\nprintf '%s\\n' {T}", "V\n", false},
+		{"comment after, with an apostrophe", "printf '%s\\n' {T} # it's '{T}", "V\n", false},
+		{"${x:-} bare", `printf '%s\n' ${x:-{T}}`, "V\n", true},
+		{"${x:-} quoted", `printf '%s\n' "${x:-{T}}"`, "V\n", true},
+		{"nested sh -c, value as an argument", `sh -c 'printf "%s\n" "$1"' sh {T}`, "V\n", false},
+		{"nested sh -c, by its variable", `sh -c 'printf "%s\n" "$VAR"'`, "V\n", false},
+		{"eval of the variable", `eval 'printf "%s\n" "$VAR"'`, "V\n", false},
+		{"assignment", `x={T}; printf '%s\n' "$x"`, "V\n", true},
+		{"case", `case {T} in *) printf '%s\n' matched;; esac`, "matched\n", false},
+		{"option=", `printf '%s\n' --opt={T}`, "--opt=V\n", true},
+		{"escaped quote before", `printf '%s\n' \'{T}`, "'V\n", true},
+		{"subshell", `(printf '%s\n' {T})`, "V\n", false},
+		{"pipe to a non-shell", `printf '%s\n' {T} | cat`, "V\n", false},
+		{"double quotes, alone", `printf '%s\n' "{T}"`, "V\n", false},
+		{"a program's argument, not its program", `awk 'BEGIN { print ARGV[1] }' {T}`, "V\n", false},
+		{"sed's input, not its script", `printf '%s\n' {T} | sed -n p`, "V\n", false},
+		{"a file named by it", `printf '%s\n' {T} >out; cat out`, "V\n", false},
 	}
 	refused := []struct {
 		name, template, msg string
@@ -80,9 +87,9 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 		{"source", `. {T}`, "would be run as code"},
 		{"ssh", `ssh localhost echo {T}`, "would be run as code"},
 		{"python -c", `python3 -c "print('{T}')"`, "would be run as code"},
-		{"heredoc into sh", "sh <<EOF\necho {T}\nEOF", "where a shell reads its input"},
-		{"heredoc piped into sh", "cat <<EOF | sh\necho {T}\nEOF", "where a shell reads its input"},
-		{"pipe into sh", `echo {T} | sh`, "where a shell reads its input"},
+		{"heredoc into sh", "sh <<EOF\necho {T}\nEOF", "where a shell or an interpreter reads its input"},
+		{"heredoc piped into sh", "cat <<EOF | sh\necho {T}\nEOF", "where a shell or an interpreter reads its input"},
+		{"pipe into sh", `echo {T} | sh`, "where a shell or an interpreter reads its input"},
 		{"quoted heredoc", "cat <<'EOF'\n{T}\nEOF", "quoted heredoc"},
 		{"arithmetic", `echo $(( {T} + 1 ))`, "arithmetic"},
 		{"arithmetic command", `(( {T} ))`, "arithmetic"},
@@ -92,6 +99,16 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 		{"ANSI-C quotes", `echo $'{T}'`, "$'...'"},
 		{"beside text in single quotes", `echo 'task: {T}'`, "beside other text inside '...'"},
 		{"name of a parameter", `echo ${{T}}`, "would be run as code"},
+		// issue 28's nine: programs that run text the command hands them
+		{"awk's program, in its text", `awk "BEGIN { system(\"echo {T}\") }"`, ""},
+		{"awk's program, a whole word", `awk {T}`, "would be run as code"},
+		{"sed's e, in its script", `sed "1e echo {T}" /dev/null`, ""},
+		{"sed's script, after -e", `sed -n -e {T} /dev/null`, "would be run as code"},
+		{"xargs into sh -c", `printf '%s' {T} | xargs sh -c`, "where a shell or an interpreter reads its input"},
+		{"env -S", `env -S {T}`, "would be run as code"},
+		{"env -S, in its string", `env -S "printf {T}"`, ""},
+		{"a pipe into an interpreter", `printf '%s' {T} | python3`, "where a shell or an interpreter reads its input"},
+		{"a pipe into . /dev/stdin", `printf '%s' {T} | . /dev/stdin`, "where a shell or an interpreter reads its input"},
 	}
 	for _, token := range []string{"task", "sandbox", "spec", "model"} {
 		t.Run(token, func(t *testing.T) {
@@ -103,6 +120,12 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 					tokens := map[string]string{"task": "t", "sandbox": dir, "spec": "s.yaml", "model": "m", token: value}
 					template := strings.NewReplacer("{T}", "{"+token+"}", "VAR", TokenVar(token)).Replace(tt.template)
 					got, problem := fillAndRun(t, template, tokens, dir)
+					if tt.inside && IsTextToken(token) {
+						if !strings.Contains(problem, "accepted only as a whole word") {
+							t.Fatalf("%s: %q, want it refused: a text token inside a word", template, problem)
+						}
+						return
+					}
 					if problem != "" {
 						t.Fatalf("%s refused: %s", template, problem)
 					}
@@ -118,7 +141,9 @@ func TestFillCommandNeverRunsAValue(t *testing.T) {
 				t.Run(tt.name, func(t *testing.T) {
 					template := strings.ReplaceAll(tt.template, "{T}", "{"+token+"}")
 					_, probs := FillCommand(template, func(n string) bool { return n == token })
-					if len(probs) == 0 || !strings.Contains(probs[0].Msg, tt.msg) || !strings.HasPrefix(probs[0].Msg, "{"+token+"}") {
+					// "": refused by the whole-word rule (a text token) or as code (any other)
+					ok := len(probs) > 0 && (tt.msg != "" && strings.Contains(probs[0].Msg, tt.msg) || tt.msg == "" && !IsTextToken(token) || IsTextToken(token) && strings.Contains(probs[0].Msg, "accepted only as a whole word"))
+					if !ok || !strings.HasPrefix(probs[0].Msg, "{"+token+"}") {
 						t.Fatalf("%s: problems %v, want one with %q", template, probs, tt.msg)
 					}
 				})
@@ -177,8 +202,8 @@ func FuzzFillCommand(f *testing.F) {
 // the words hold.
 func TestJoinCommandWords(t *testing.T) {
 	tokens := map[string]string{"task": hostile("/nonexistent/pwned"), "sandbox": "/tmp/s b"}
-	argv := []string{"printf", `%s\n`, "{task}", "--task={task}", "a b{sandbox}", "", "${HOME}", "it's", "{task}x{sandbox}"}
-	want := []string{tokens["task"], "--task=" + tokens["task"], "a b" + tokens["sandbox"], "", "${HOME}", "it's", tokens["task"] + "x" + tokens["sandbox"]}
+	argv := []string{"printf", `%s\n`, "{task}", "--sandbox={sandbox}", "a b{sandbox}", "", "${HOME}", "it's", "{sandbox}x{sandbox}"}
+	want := []string{tokens["task"], "--sandbox=" + tokens["sandbox"], "a b" + tokens["sandbox"], "", "${HOME}", "it's", tokens["sandbox"] + "x" + tokens["sandbox"]}
 	got, problem := fillAndRun(t, JoinCommand(argv), tokens, t.TempDir())
 	if problem != "" {
 		t.Fatalf("%s refused: %s", JoinCommand(argv), problem)

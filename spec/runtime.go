@@ -2,11 +2,12 @@ package spec
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 )
@@ -97,6 +98,10 @@ func (d *decoder) runtime(a *Agent, f map[string]*yaml.Node) {
 			d.errorf(n, "agent.user must be a numeric UID or UID:GID (the agent's files in the sandbox are given to it), got %q", c.User)
 		case c.User == "0" || strings.HasPrefix(c.User, "0:"):
 			d.errorf(n, "agent.user must not be root (0): the container runs the agent as an unprivileged user")
+		default:
+			if err := CheckContainerGroup(c.User); err != nil {
+				d.errorf(n, "agent.user: %v", err)
+			}
 		}
 	}
 	if n := f["cpus"]; n != nil {
@@ -128,18 +133,103 @@ func (d *decoder) runtime(a *Agent, f map[string]*yaml.Node) {
 	}
 	for _, n := range d.textNodes(f["mounts"], "agent.mounts", false) {
 		p := n.Value
-		switch {
-		case !filepath.IsAbs(p):
+		if !filepath.IsAbs(p) {
 			d.errorf(n, "agent.mounts: %q must be an absolute path on the worker (it is mounted read-only at the same path)", p)
-		case filepath.Clean(p) == "/":
-			d.errorf(n, "agent.mounts: / would give the agent the whole host: name the folders it needs (/usr, /lib, /etc/ssl)")
-		case slices.Contains([]string{"/var/run", "/run", "/var/run/docker.sock", "/run/docker.sock", "/proc", "/sys", "/dev"}, filepath.Clean(p)):
-			d.errorf(n, "agent.mounts: %s is not mounted into an agent's container (it would give the agent the host)", p)
-		default:
-			c.Mounts = append(c.Mounts, filepath.Clean(p))
+			continue
 		}
+		if _, err := CheckMount(p); err != nil {
+			d.errorf(n, "agent.mounts: %v", err)
+			continue
+		}
+		c.Mounts = append(c.Mounts, filepath.Clean(p))
 	}
 	a.Container = c
+}
+
+// DockerSocket is the path of the Docker engine's socket on this machine: DOCKER_HOST's
+// when it names a unix socket, else /var/run/docker.sock.
+func DockerSocket() string {
+	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok && h != "" {
+		return h
+	}
+	return "/var/run/docker.sock"
+}
+
+// resolve is p as the kernel finds it on this machine: every symbolic link followed and
+// every .. taken after the link before it (/var/run/.. is / where /var/run leads to
+// /run); p cleaned as written when it does not exist here.
+func resolve(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// hostOnly are folders no agent's container sees, nor any folder above them: the
+// engine's socket lives in one, and each gives the agent the host (its processes, its
+// devices, its configuration).
+var hostOnly = []string{"/run", "/var/run", "/proc", "/sys", "/dev", "/etc", "/boot", "/var/lib/docker"}
+
+// hostInside are folders nothing below which is mounted either.
+var hostInside = []string{"/run", "/var/run", "/proc", "/sys", "/dev", "/var/lib/docker"}
+
+// CheckMount is the folder agent.mounts names as it is on this machine, every symbolic
+// link followed (the engine follows them when it mounts), or why it is never mounted: it
+// is /, the folder of the Docker engine's socket or one above it, a host-only folder
+// (/run, /proc, /sys, /dev, /etc, ...) or one above it, or inside one. A link inside a
+// mounted folder is followed by the kernel inside the container, where / is the
+// container's own root, which holds none of these.
+func CheckMount(p string) (string, error) {
+	r := resolve(p)
+	via := ""
+	if r != filepath.Clean(p) {
+		via = " (it leads to " + r + " through a symbolic link)"
+	}
+	if r == "/" {
+		return "", fmt.Errorf("%s would give the agent the whole host%s: name the folders it needs (/usr, /lib, /etc/ssl)", p, via)
+	}
+	sock := resolve(DockerSocket())
+	for _, h := range append([]string{filepath.Dir(sock)}, hostOnly...) {
+		h = resolve(h)
+		if r == h || strings.HasPrefix(h, r+"/") {
+			what := h
+			if h == filepath.Dir(sock) {
+				what = h + ", the folder of the Docker engine's socket " + sock
+			}
+			return "", fmt.Errorf("%s would give the agent the host%s: it holds %s; name the folders it needs (/usr, /lib, /etc/ssl)", p, via, what)
+		}
+	}
+	for _, h := range append([]string{filepath.Dir(sock)}, hostInside...) {
+		h = resolve(h)
+		if strings.HasPrefix(r, h+"/") {
+			return "", fmt.Errorf("%s is inside %s%s, which is never mounted into an agent's container (it would give the agent the host)", p, h, via)
+		}
+	}
+	return r, nil
+}
+
+// CheckContainerGroup refuses a UID[:GID] whose group is root's (0) or the Docker
+// engine socket's: either would let the agent reach what its group may. With no GID the
+// group is the UID, as the worker runs it.
+func CheckContainerGroup(user string) error {
+	u, g, ok := strings.Cut(user, ":")
+	if !ok {
+		g = u
+	}
+	gid, err := strconv.Atoi(g)
+	if err != nil {
+		return fmt.Errorf("%q is not a numeric UID or UID:GID", user)
+	}
+	if gid == 0 {
+		return fmt.Errorf("group 0 (root) is refused: the agent must not have root's group; give it an unprivileged one (%s:65534)", u)
+	}
+	sock := DockerSocket()
+	if fi, err := os.Stat(sock); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Gid) == gid {
+			return fmt.Errorf("group %d is the Docker engine socket's (%s), which would let the agent drive the engine, root on the host: give it another group (%s:65534)", gid, sock, u)
+		}
+	}
+	return nil
 }
 
 // scalarText is a scalar's text whatever its tag ("512m", 512, 1.5), or an error.

@@ -1,7 +1,11 @@
 package spec
 
 import (
+	"net"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -74,7 +78,11 @@ func TestParseRuntime(t *testing.T) {
 		{"pids", "  runtime: docker\n  image: a\n  pids: 0\n", `spec.yaml:7: agent.pids must be 1 or more`},
 		{"relative mount", "  runtime: docker\n  image: a\n  mounts: [usr]\n", `spec.yaml:7: agent.mounts: "usr" must be an absolute path`},
 		{"root mount", "  runtime: docker\n  image: a\n  mounts: [/]\n", `spec.yaml:7: agent.mounts: / would give the agent the whole host`},
-		{"docker socket mount", "  runtime: docker\n  image: a\n  mounts: [/var/run/docker.sock]\n", `spec.yaml:7: agent.mounts: /var/run/docker.sock is not mounted into an agent's container`},
+		{"docker socket mount", "  runtime: docker\n  image: a\n  mounts: [/var/run/docker.sock]\n", `spec.yaml:7: agent.mounts: /var/run/docker.sock is inside /run`},
+		{"docker socket's folder", "  runtime: docker\n  image: a\n  mounts: [/var/run]\n", `spec.yaml:7: agent.mounts: /var/run would give the agent the host (it leads to /run through a symbolic link): it holds /run, the folder of the Docker engine's socket /run/docker.sock`},
+		{"a folder above /run", "  runtime: docker\n  image: a\n  mounts: [/var/../var/run/..]\n", `spec.yaml:7: agent.mounts: /var/../var/run/.. would give the agent the whole host (it leads to / through a symbolic link)`},
+		{"/etc", "  runtime: docker\n  image: a\n  mounts: [/etc/]\n", `spec.yaml:7: agent.mounts: /etc/ would give the agent the host: it holds /etc;`},
+		{"group 0", "  runtime: docker\n  image: a\n  user: \"65534:0\"\n", `spec.yaml:7: agent.user: group 0 (root) is refused`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("spec.yaml", []byte(agent(c.fields)))
@@ -95,5 +103,58 @@ func TestParseBytes(t *testing.T) {
 		if _, err := ParseBytes(in); err == nil {
 			t.Errorf("ParseBytes(%q): no error", in)
 		}
+	}
+}
+
+// TestContainerRefusals: what agent.mounts and agent.user name is judged as the kernel
+// would find it: a link to / or to the engine socket's folder, a folder above that
+// socket, and the socket's group are refused, each with the line it is on.
+func TestContainerRefusals(t *testing.T) {
+	agent := func(fields string) string {
+		return edit(`agent: {command: "run {task}"}`, "agent:\n  command: \"run {task}\"\n"+fields)
+	}
+	dir := t.TempDir()
+	sockDir := filepath.Join(dir, "engine")
+	os.Mkdir(sockDir, 0o755)
+	sock := filepath.Join(sockDir, "docker.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	gid := os.Getgid()
+	if os.Getuid() == 0 {
+		gid = 4242
+		if err := os.Chown(sock, 0, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allowed := filepath.Join(dir, "allowed")
+	os.Mkdir(allowed, 0o755)
+	os.Symlink("/", filepath.Join(dir, "root-link"))
+	os.Symlink(sockDir, filepath.Join(allowed, "engine-link"))
+	for _, c := range []struct{ name, fields, want string }{
+		{"a link to /", "  mounts: [" + dir + "/root-link]\n", "spec.yaml:7: agent.mounts: " + dir + "/root-link would give the agent the whole host (it leads to / through a symbolic link)"},
+		{"the socket's folder", "  mounts: [" + sockDir + "]\n", "spec.yaml:7: agent.mounts: " + sockDir + " would give the agent the host: it holds " + sockDir + ", the folder of the Docker engine's socket " + sock},
+		{"a link to the socket's folder", "  mounts: [" + allowed + "/engine-link]\n", "(it leads to " + sockDir + " through a symbolic link): it holds " + sockDir},
+		{"a folder above the socket", "  mounts: [" + dir + "]\n", "spec.yaml:7: agent.mounts: " + dir + " would give the agent the host: it holds " + sockDir},
+		{"the socket itself through ..", "  mounts: [" + allowed + "/engine-link/../engine/docker.sock]\n", "is inside " + sockDir},
+		{"the socket's group", "  user: \"65534:" + strconv.Itoa(gid) + "\"\n", "spec.yaml:7: agent.user: group " + strconv.Itoa(gid) + " is the Docker engine socket's (" + sock + ")"},
+		{"the socket's group as the UID alone", "  user: \"" + strconv.Itoa(gid) + "\"\n", "agent.user: group " + strconv.Itoa(gid) + " is the Docker engine socket's"},
+		{"group 0", "  user: \"65534:0\"\n", "spec.yaml:7: agent.user: group 0 (root) is refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("spec.yaml", []byte(agent("  runtime: docker\n  image: a\n"+c.fields)))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v\nwant %s", err, c.want)
+			}
+		})
+	}
+	// A folder that holds a link to / is mounted: the kernel follows that link inside the
+	// container, to the container's own root (tests/container TestMountLinks).
+	s, err := Parse("spec.yaml", []byte(agent("  runtime: docker\n  image: a\n  mounts: ["+allowed+"]\n")))
+	if err != nil || !reflect.DeepEqual(s.Agent.Container.Mounts, []string{allowed}) {
+		t.Errorf("a folder holding links: %v %+v", err, s)
 	}
 }

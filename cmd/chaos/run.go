@@ -38,6 +38,9 @@ type RunOptions struct {
 	Only        []string
 	Concurrency int
 	DryRun      bool
+	// NoDiscover plans without starting or reaching the spec's servers (chaos mcp's
+	// plan_run): nothing runs before the person approves.
+	NoDiscover bool
 	// PairWith is a run folder, or "latest", whose seeds the plan reuses.
 	PairWith     string
 	AgentCommand []string
@@ -102,7 +105,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().IntVar(&opts.Reps, "reps", 0, "replicates per condition (default: the spec's)")
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these conditions (repeat or comma-separate; see chaos faults SPEC)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "trials at once (default: the spec's limits.concurrency, else 1)")
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting anything")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan and exit without starting a trial (the spec's servers are started to list their tools, unless --no-discover)")
+	cmd.Flags().BoolVar(&opts.NoDiscover, "no-discover", false, "with --dry-run: plan without starting or reaching the spec's servers (the faults on their tools are planned when the run starts)")
 	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0, "how long a trial's worker may go unheard before the trial runs again (default: a fifth of agent.timeout, 1m to 5m)")
 	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
 	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
@@ -176,6 +180,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
 	if opts.DryRun {
+		if opts.NoDiscover && len(s.Servers) > 0 {
+			fmt.Fprintf(opts.IO.Out, "servers not started (--no-discover): the faults on their tools are planned when the run starts them\n")
+		}
 		for _, c := range commands {
 			fmt.Fprintln(opts.IO.Out, c)
 		}

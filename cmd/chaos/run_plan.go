@@ -101,8 +101,13 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	if err := spec.CheckFiles(s, opts.Spec, filepath.Dir(opts.Spec)); err != nil {
 		return nil, nil, nil, badInput(err)
 	}
-	if s, err = discoverServers(s); err != nil { // real servers: their tools join the spec's
-		return nil, nil, nil, badInput(err)
+	if opts.NoDiscover && !opts.DryRun {
+		return nil, nil, nil, badInput(errors.New("--no-discover is for --dry-run: a run starts the spec's servers to find their tools"))
+	}
+	if !opts.NoDiscover {
+		if s, err = discoverServers(s); err != nil { // real servers: their tools join the spec's
+			return nil, nil, nil, badInput(err)
+		}
 	}
 	conds, err := faults.Generate(s)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,7 +51,7 @@ func (g *Guard) serveWS(w http.ResponseWriter, r *http.Request) {
 		up.CloseNow()
 	}()
 
-	a := &agentConn{g: g, c: c, up: up, sessions: map[string]string{}}
+	a := &agentConn{g: g, c: c, up: up, sessions: map[string]string{}, denied: map[string]denial{}}
 	if id, ok := strings.CutPrefix(r.URL.Path, "/devtools/page/"); ok {
 		a.sessions[""] = id
 	}
@@ -71,6 +72,55 @@ type agentConn struct {
 
 	smu      sync.Mutex
 	sessions map[string]string // the agent's session id -> its target id
+	denied   map[string]denial // session id -> the click just denied there, while it is repeated
+}
+
+// denial is a denied click being repeated to the agent's script calls.
+type denial struct {
+	why     string
+	repeats int
+}
+
+// maxRepeats bounds how many script calls a denied click answers.
+const maxRepeats = 3
+
+// deniedClick starts the reason a click is refused with.
+const deniedClick = "denied click"
+
+// repeatDenial answers the agent's next script calls (Runtime.callFunctionOn, at most
+// maxRepeats) on the session of a denied click with the denial as the script's
+// exception, in place of running them. Playwright retries a click whose input event
+// fails, whatever the error, until its timeout; only a script's exception ends its
+// retries (or a closed session). Its next script calls after the failed click are the
+// hit-target check's end (whose error it ignores) and the retry's look-up of the element
+// (whose exception ends the click): so a Playwright agent's click on a denied element
+// fails at once, with the rule that denied it. Any input event on the session ends the
+// repeats.
+func (a *agentConn) repeatDenial(m message) []byte {
+	a.smu.Lock()
+	defer a.smu.Unlock()
+	d, ok := a.denied[m.SessionID]
+	switch {
+	case !ok:
+		return nil
+	case strings.HasPrefix(m.Method, "Input."):
+		delete(a.denied, m.SessionID)
+		return nil
+	case m.Method != "Runtime.callFunctionOn":
+		return nil
+	}
+	if d.repeats++; d.repeats >= maxRepeats {
+		delete(a.denied, m.SessionID)
+	} else {
+		a.denied[m.SessionID] = d
+	}
+	why := d.why
+	err := map[string]any{"type": "object", "subtype": "error", "className": "Error", "description": "Error: chaos: " + why}
+	ans, _ := json.Marshal(map[string]any{"id": m.ID, "sessionId": m.SessionID, "result": map[string]any{
+		"result":           err,
+		"exceptionDetails": map[string]any{"exceptionId": 1, "text": "Uncaught", "lineNumber": 0, "columnNumber": 0, "exception": err},
+	}})
+	return ans
 }
 
 func (a *agentConn) toAgent(ctx context.Context, b []byte) error {
@@ -115,10 +165,19 @@ func (a *agentConn) fromAgent(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		var m message
-		if json.Unmarshal(b, &m) != nil || m.Method == "" {
-			// Not a command: the browser answers it as it answers any bad message.
-			if a.up.Write(ctx, typ, b) != nil {
+		m, err := readCommand(b)
+		if err != nil {
+			// Fail closed: what the guard cannot read, it cannot judge.
+			why := err.Error() + " is refused: the guard passes on only commands it can read"
+			a.g.note(record.Row{Type: record.TypeRejected, Args: json.RawMessage(`{"method":""}`), Reason: why})
+			ans, _ := json.Marshal(message{ID: m.ID, Error: &cdpError{Code: -32600, Message: "chaos: " + why}})
+			if a.toAgent(ctx, ans) != nil {
+				return
+			}
+			continue
+		}
+		if ans := a.repeatDenial(m); ans != nil {
+			if a.toAgent(ctx, ans) != nil {
 				return
 			}
 			continue
@@ -131,8 +190,13 @@ func (a *agentConn) fromAgent(ctx context.Context) {
 			a.toAgent(ctx, ans)
 			return
 		}
-		if why := a.g.refuse(ctx, a, m); why != "" {
+		if why := a.g.refuse(ctx, a, m, "", 0); why != "" {
 			a.g.note(record.Row{Type: record.TypeRejected, Args: methodArgs(m), Reason: why})
+			if strings.HasPrefix(why, deniedClick) && m.Method == "Input.dispatchMouseEvent" {
+				a.smu.Lock()
+				a.denied[m.SessionID] = denial{why: why}
+				a.smu.Unlock()
+			}
 			ans, _ := json.Marshal(message{ID: m.ID, SessionID: m.SessionID, Error: &cdpError{Code: -32000, Message: "chaos: " + why}})
 			if a.toAgent(ctx, ans) != nil {
 				return
@@ -163,15 +227,38 @@ func methodArgs(m message) json.RawMessage {
 	return b
 }
 
-// refuse says why an agent's command is denied ("" : it is let through).
-func (g *Guard) refuse(ctx context.Context, a *agentConn, m message) string {
+// refuse says why an agent's command is denied ("" : it is let through). A command
+// that carries another (envelope.go) is judged by each it carries, down to the
+// innermost; target is the target an envelope named ("": the session's).
+func (g *Guard) refuse(ctx context.Context, a *agentConn, m message, target string, depth int) string {
 	if g.Lost() != "" {
 		return "the browser guard lost the browser (" + GuardLost + ")"
+	}
+	if why, ok := unguarded[m.Method]; ok {
+		return fmt.Sprintf("%s is refused: %s", m.Method, why)
 	}
 	for _, d := range g.deny {
 		if d == m.Method || (strings.HasSuffix(d, ".*") && strings.HasPrefix(m.Method, strings.TrimSuffix(d, "*"))) {
 			return fmt.Sprintf("denied method %s (browser.deny_methods: %s)", m.Method, d)
 		}
+	}
+	if slices.Contains(navigators, m.Method) {
+		if why := privilegedScheme(m.Params); why != "" {
+			return fmt.Sprintf("%s is refused: %s", m.Method, why)
+		}
+	}
+	if m.Method == envelopeMethod {
+		if depth == maxEnvelopes {
+			return fmt.Sprintf("%s nested more than %d deep", envelopeMethod, maxEnvelopes)
+		}
+		in, tid, err := inner(m)
+		if err != nil {
+			return err.Error() + " is refused: the guard judges the command inside"
+		}
+		if why := g.refuse(ctx, a, in, tid, depth+1); why != "" {
+			return why + " (carried in " + envelopeMethod + ")"
+		}
+		return ""
 	}
 	if m.Method == "Fetch.continueRequest" || m.Method == "Fetch.continueResponse" {
 		// The agent's own interception runs beside the guard's: it may let a request go
@@ -190,15 +277,18 @@ func (g *Guard) refuse(ctx context.Context, a *agentConn, m message) string {
 			X    float64 `json:"x"`
 			Y    float64 `json:"y"`
 		}
-		if json.Unmarshal(m.Params, &p) != nil {
+		if strictParams(m.Params, &p) != nil {
 			return "a mouse event the guard cannot read"
 		}
 		if p.Type != "mousePressed" && p.Type != "mouseReleased" {
 			return ""
 		}
-		a.smu.Lock()
-		tid, ok := a.sessions[m.SessionID]
-		a.smu.Unlock()
+		tid, ok := target, target != ""
+		if !ok {
+			a.smu.Lock()
+			tid, ok = a.sessions[m.SessionID]
+			a.smu.Unlock()
+		}
 		if !ok {
 			return "a click on a target the guard does not know"
 		}
@@ -209,7 +299,7 @@ func (g *Guard) refuse(ctx context.Context, a *agentConn, m message) string {
 		}
 		for i, c := range g.clicks {
 			if c.Match(label) {
-				return fmt.Sprintf("denied click on %q (browser.deny_clicks: %s)", label, g.cfg.Rules.DenyClicks[i])
+				return fmt.Sprintf(deniedClick+" on %q (browser.deny_clicks: %s)", label, g.cfg.Rules.DenyClicks[i])
 			}
 		}
 	}

@@ -51,6 +51,12 @@ type fixture struct {
 
 func start(t *testing.T, condition string) *fixture {
 	t.Helper()
+	return startWith(t, condition, browserSpec)
+}
+
+// startWith is start with another spec (its %[1]s the test site's URL).
+func startWith(t *testing.T, condition, specText string) *fixture {
+	t.Helper()
 	if os.Getenv("CDPWALL_DEBUG") != "" {
 		debugf = t.Logf
 	}
@@ -61,7 +67,7 @@ func start(t *testing.T, condition string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s, err := spec.Parse("browser.yaml", []byte(fmt.Sprintf(browserSpec, st.URL)))
+	s, err := spec.Parse("browser.yaml", []byte(fmt.Sprintf(specText, st.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}

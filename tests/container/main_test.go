@@ -1,21 +1,14 @@
 package container
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/image"
 
 	"github.com/crashwall/chaos/container"
 	"github.com/crashwall/chaos/run"
@@ -74,60 +67,11 @@ func needDocker(t testing.TB) *container.Client {
 	return c
 }
 
-// buildImage makes the agent image with the Docker client from a context of three small
-// files: FROM scratch, an /etc/passwd and /etc/group that name nobody. Everything else
-// comes from the host at run time (agent.mounts).
-func buildImage() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := container.Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	files := map[string]string{
-		"Dockerfile": "FROM scratch\nCOPY passwd group /etc/\n",
-		"passwd":     "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n",
-		"group":      "root:x:0:\nnogroup:x:65534:\n",
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, name := range []string{"Dockerfile", "passwd", "group"} {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), ModTime: time.Unix(0, 0)})
-		tw.Write([]byte(files[name]))
-	}
-	tw.Close()
-	resp, err := c.API().ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{imageTag}, Remove: true, ForceRemove: true, Version: build.BuilderV1})
-	if err != nil {
-		return fmt.Errorf("build the agent image: %w", err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	// The build's errors come in its JSON stream, not as an HTTP error.
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var msg struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&msg); err != nil {
-			break
-		}
-		if msg.Error != "" {
-			return fmt.Errorf("build the agent image: %s", msg.Error)
-		}
-	}
-	return nil
-}
+// buildImage makes the agent image (testkit.BuildAgentImage).
+func buildImage() error { return testkit.BuildAgentImage(imageTag) }
 
 // removeImage removes the agent image once the tests are done.
-func removeImage() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if c, err := container.Dial(ctx); err == nil {
-		c.API().ImageRemove(ctx, imageTag, image.RemoveOptions{Force: true, PruneChildren: true})
-		c.Close()
-	}
-}
+func removeImage() { testkit.RemoveImage(imageTag) }
 
 // dockerAgent is the YAML of an agent section's container keys: the test image, the
 // host's folders, and extra read-only mounts.

@@ -122,21 +122,21 @@ func TestHostileInputs(t *testing.T) {
 	}{
 		// item 1: a token where the text is code for another program
 		{name: "task in sh -c '...'", spec: spec("sh -c 'echo {task}'", ""), args: []string{"--dry-run"}, code: 1,
-			want: []string{"hostile.yaml:4: agent.command: {task} stands beside other text inside '...'", `write "$CHAOS_TASK" in the nested code`}},
+			want: []string{"hostile.yaml:4: agent.command: {task} stands inside a larger word or a quoted string here", `write "$CHAOS_TASK" in the nested code`}},
 		{name: "task in sh -c \"...\"", spec: spec(`sh -c "echo {task}"`, ""), args: []string{"--dry-run"}, code: 1,
-			want: []string{"hostile.yaml:4: agent.command: {task} would be run as code here"}},
+			want: []string{"hostile.yaml:4: agent.command: {task} stands inside a larger word or a quoted string here"}},
 		{name: "task in eval", spec: spec(`eval "echo {task}"`, ""), args: []string{"--dry-run"}, code: 1,
-			want: []string{"{task} would be run as code here"}},
+			want: []string{"{task} stands inside a larger word or a quoted string here"}},
 		{name: "sandbox in $() of sh -c", spec: spec(`sh -c "$(echo {sandbox})"`, ""), args: []string{"--dry-run"}, code: 1,
 			want: []string{"{sandbox} would be run as code here"}},
 		{name: "spec in a heredoc into sh", spec: spec("sh <<EOF\necho {spec}\nEOF", ""), args: []string{"--dry-run"}, code: 1,
-			want: []string{"{spec} is on a line where a shell reads its input"}},
+			want: []string{"{spec} is on a line where a shell or an interpreter reads its input"}},
 		{name: "axis value piped into sh", spec: spec("echo {model} | sh", "axes: {model: ['$(touch pwned)']}\n"), args: []string{"--dry-run"}, code: 1,
-			want: []string{"{model} is on a line where a shell reads its input"}},
+			want: []string{"{model} is on a line where a shell or an interpreter reads its input"}},
 		{name: "task in arithmetic", spec: spec("echo $(( {task} ))", ""), args: []string{"--dry-run"}, code: 1,
 			want: []string{"{task} would be evaluated as an arithmetic expression"}},
 		{name: "task in sh -c after --", spec: spec("true", ""), args: []string{"--dry-run", "--", "sh -c 'run {task}'"}, code: 1,
-			want: []string{"the agent command after --: {task} stands beside other text inside '...'"}},
+			want: []string{"the agent command after --: {task} stands inside a larger word or a quoted string here"}},
 		// item 2: paths that leave the spec's folder
 		{name: "workspace.files ..", spec: spec("true", "workspace: {files: ['..']}\n"), args: []string{"--dry-run"}, code: 1,
 			want: []string{`hostile.yaml:5: workspace.files: ".." leaves the folder it is relative to`}},
@@ -223,7 +223,6 @@ func TestHostileTaskRuns(t *testing.T) {
 	task := hostileTask(w.pwned())
 	axis := "$(touch " + w.pwned() + ")'\""
 	command := "printf '[%s]\\n' {task} \"{task}\" '{task}' \"$(printf '%s' '{task}')\" {model}\n" +
-		"cat <<EOF\n[{task}]\nEOF\n" +
 		"# it's a comment: {task}\n" +
 		"sh -c 'printf \"[%s]\\n\" \"$1\"' sh {task}\n" +
 		"sleep " + w.marker + " &\n"
@@ -243,7 +242,7 @@ func TestHostileTaskRuns(t *testing.T) {
 		t.Fatalf("trial stdout files %v; want one", stdouts)
 	}
 	got, _ := os.ReadFile(stdouts[0])
-	want := strings.Repeat("["+task+"]\n", 4) + "[" + axis + "]\n" + "[" + task + "]\n" + "[" + task + "]\n"
+	want := strings.Repeat("["+task+"]\n", 4) + "[" + axis + "]\n" + "[" + task + "]\n"
 	if string(got) != want {
 		t.Errorf("the agent printed\n%q\nwant\n%q", got, want)
 	}

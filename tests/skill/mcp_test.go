@@ -63,6 +63,13 @@ func TestSkillTestOverMCP(t *testing.T) {
 	if !strings.HasPrefix(plan.EstimatedCost, "estimated cost: ") || plan.Confirmation == "" || !strings.Contains(plan.Plan, "8 trials (8 conditions x 1)") {
 		t.Fatalf("plan_skill_test: %+v", plan)
 	}
+	// The plan ends with what the trials will run (the agent, the skill's server) and
+	// where the model's calls go.
+	for _, want := range []string{"Once started, the run runs these", "\n  - agent (every trial, on this machine, as you): sh -c ", "\n  - server ", "\n  - model: "} {
+		if !strings.Contains(plan.Plan, want) {
+			t.Errorf("the plan does not show %q:\n%s", want, plan.Plan)
+		}
+	}
 	if runs, _ := filepath.Glob(filepath.Join(folder, "todo", "runs", "*")); len(runs) != 0 {
 		t.Errorf("planning started a run: %v", runs)
 	}
