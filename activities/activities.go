@@ -69,6 +69,8 @@ type Activities struct {
 	held     map[string]bool
 	slots    chan struct{}
 	slotOnce sync.Once
+	// specs are the spec texts of the last runs this worker ran a trial of (withSpecText).
+	specs []keptSpec
 
 	// docker is the connection to the Docker engine of agent.runtime: docker, made on
 	// first use (runtime_docker.go).

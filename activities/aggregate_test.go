@@ -33,15 +33,22 @@ func TestAggregate(t *testing.T) {
 		RunID: "r1", OutDir: filepath.Join(t.TempDir(), "out"),
 		Spec: run.SpecRef{Name: s.Name, Path: "examples/support-ticket.yaml", YAML: yaml},
 		Plan: *plan, Started: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
-		// Out of order, as children finish.
-		Results: []run.TrialResult{
-			result(3, run.OutcomeCompleted, false), result(0, run.OutcomeCompleted, true),
-			result(2, run.OutcomeTimedOut, false), result(1, run.OutcomeCompleted, true),
-		},
 	}
-	in.Results[1].Verdict = "correct"
+	// Four of the eight trials left a result in their folders (out of order, as trials
+	// finish); the other four left none.
+	done := []run.TrialResult{
+		result(3, run.OutcomeCompleted, false), result(0, run.OutcomeCompleted, true),
+		result(2, run.OutcomeTimedOut, false), result(1, run.OutcomeCompleted, true),
+	}
+	done[1].Verdict = "correct"
+	for _, r := range done {
+		if err := a.RecordResult(t.Context(), run.RecordResultInput{OutDir: in.OutDir, Result: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sum := must[run.Summary](t, env, a.Aggregate, in)
-	if sum.Trials != 4 || sum.ByOutcome[run.OutcomeCompleted] != 3 || sum.ByOutcome[run.OutcomeTimedOut] != 1 || sum.ByVerdict["correct"] != 1 || len(sum.ByVerdict) != 1 {
+	if sum.Trials != 8 || sum.ByOutcome[run.OutcomeCompleted] != 3 || sum.ByOutcome[run.OutcomeTimedOut] != 1 || sum.ByOutcome[run.OutcomeFailed] != 4 ||
+		sum.ByVerdict["correct"] != 1 || len(sum.ByVerdict) != 1 {
 		t.Errorf("summary %+v", sum)
 	}
 
@@ -50,10 +57,10 @@ func TestAggregate(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &m) != nil {
 		t.Fatalf("manifest.json: %v\n%s", err, b)
 	}
-	// Two cells (agent: blind, verifying) x two conditions x two replicates; four finished.
+	// Two cells (agent: blind, verifying) x two conditions x two replicates, every one listed.
 	const wantPlan = "plan 8 trials of support-ticket: 2 cells x 2 conditions x 2 replicates, concurrency 1"
 	if m.RunID != "r1" || m.Spec.Name != "support-ticket" || m.Spec.Path != "examples/support-ticket.yaml" || m.Spec.Identity != s.Identity() ||
-		m.Trials != 8 || m.Finished != 4 || !slices.Equal(m.Conditions, []string{"clean", "phantom_success@update_ticket"}) ||
+		m.Trials != 8 || m.Finished != 8 || !slices.Equal(m.Conditions, []string{"clean", "phantom_success@update_ticket"}) ||
 		!m.Started.Equal(in.Started) || m.Ended.IsZero() || m.Plan != wantPlan || m.AgentCommand != s.Agent.Command ||
 		!strings.HasPrefix(m.AgentCommand, "{chaos} agent scripted --style {agent} ") ||
 		!slices.Equal(m.Cells, []string{"agent=blind", "agent=verifying"}) || m.Profile != "scripted" || m.Language != "en" || m.Aborted != "" {
@@ -65,7 +72,7 @@ func TestAggregate(t *testing.T) {
 
 	var verdicts []run.TrialResult
 	b, err = os.ReadFile(filepath.Join(in.OutDir, "verdicts.json"))
-	if err != nil || json.Unmarshal(b, &verdicts) != nil || len(verdicts) != 4 {
+	if err != nil || json.Unmarshal(b, &verdicts) != nil || len(verdicts) != 8 {
 		t.Fatalf("verdicts.json: %v\n%s", err, b)
 	}
 	for i := 1; i < len(verdicts); i++ {
@@ -124,7 +131,7 @@ func TestAggregate(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"junit.xml", "manifest.json", "report.html", "summary.txt", "verdicts.json"}; !slices.Equal(names, want) {
+	if want := []string{"junit.xml", "manifest.json", "report.html", "summary.txt", "trials", "verdicts.json"}; !slices.Equal(names, want) {
 		t.Errorf("the run folder holds %q; want %q and no temporary files", names, want)
 	}
 }
@@ -158,7 +165,7 @@ func TestAggregateReadsResultsFromDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			in := run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan, ResultsOnDisk: true, Aborted: aborted}
+			in := run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan, Aborted: aborted}
 			sum := must[run.Summary](t, env, a.Aggregate, in)
 			var verdicts []run.TrialResult
 			b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))

@@ -15,9 +15,9 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// oneStep makes in a one-step inline trial (workflows/trial_inline.go oneStepTrials).
+// oneStep makes in a trial as its batch gives it (workflows/batch.go): its own abort signal.
 func oneStep(in run.TrialInput) run.TrialInput {
-	in.Light, in.OneStep, in.AbortSignal = true, true, run.TrialAbortSignal(in.Trial.ID)
+	in.AbortSignal = run.TrialAbortSignal(in.Trial.ID)
 	return in
 }
 

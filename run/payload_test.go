@@ -29,7 +29,7 @@ func TestPayloadsDoNotGrowWithTrials(t *testing.T) {
 		ref := run.SpecRef{Name: "overhead", Path: "/specs/overhead.yaml", YAML: yaml}
 		started := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 		start := payloadSize(t, run.ExperimentInput{RunID: "20261201-000000-abcd", Spec: ref, Plan: plan, OutDir: "/runs/x", Started: started})
-		agg := payloadSize(t, run.AggregateInput{RunID: "20261201-000000-abcd", OutDir: "/runs/x", Spec: ref, Plan: plan, Started: started, ResultsOnDisk: true})
+		agg := payloadSize(t, run.AggregateInput{RunID: "20261201-000000-abcd", OutDir: "/runs/x", Spec: ref, Plan: plan, Started: started})
 		sizes[len(trials)] = [2]int{start, agg}
 		t.Logf("%d planned trials: start input %d bytes, Aggregate's input %d bytes", len(trials), start, agg)
 		for what, n := range map[string]int{"start input": start, "Aggregate's input": agg} {

@@ -28,11 +28,15 @@ type (
 	AggregateInput    = run.AggregateInput
 	Tally             = run.Tally
 	RecordResultInput = run.RecordResultInput
+	TrialBatchInput   = run.TrialBatchInput
+	TrialBatchResult  = run.TrialBatchResult
+	BatchReport       = run.BatchReport
 )
 
 const (
 	TaskQueue           = run.TaskQueue
 	SignalAbort         = run.SignalAbort
+	SignalBatchReport   = run.SignalBatchReport
 	QueryProgress       = run.QueryProgress
 	DefaultHistoryLimit = run.DefaultHistoryLimit
 	OutcomeCompleted    = run.OutcomeCompleted
@@ -43,6 +47,5 @@ const (
 
 var (
 	ExperimentWorkflowID = run.ExperimentWorkflowID
-	TrialWorkflowID      = run.TrialWorkflowID
 	TrialAbortSignal     = run.TrialAbortSignal
 )
