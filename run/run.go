@@ -114,10 +114,10 @@ const DefaultBatchSize = 200
 const DefaultHistoryLimit = 20000
 
 // HistoryLimitFor is the history limit of a run of concurrency trials at once: at least
-// DefaultHistoryLimit, and ten rounds of the concurrency, since a run of the chain waits
-// for its batches to end before the next starts.
+// DefaultHistoryLimit, and ten rounds of the concurrency (a run of the chain waits for
+// its batches to end before the next starts), at most 50,000 trials (250 batches).
 func HistoryLimitFor(concurrency int) int {
-	return max(DefaultHistoryLimit, 10*concurrency)
+	return min(max(DefaultHistoryLimit, 10*concurrency), 50_000)
 }
 
 // Tally counts finished trials, by verdict where there is one, else by outcome.
@@ -158,10 +158,10 @@ func (t *Tally) Merge(o Tally) {
 
 // ExperimentResult is what a run ends with.
 type ExperimentResult struct {
-	RunID  string `json:"run_id"`
-	OutDir string `json:"out_dir"`
-	Summary Summary       `json:"summary"`
-	Aborted string        `json:"aborted,omitempty"`
+	RunID   string  `json:"run_id"`
+	OutDir  string  `json:"out_dir"`
+	Summary Summary `json:"summary"`
+	Aborted string  `json:"aborted,omitempty"`
 	// NeverArmed says why the run stopped early: a trial proved that its model fault can
 	// never be armed (ModelResult.NeverCalled). chaos run exits 3 with it.
 	NeverArmed string `json:"never_armed,omitempty"`
@@ -506,11 +506,11 @@ type RecordResultInput struct {
 
 // AggregateInput is the input of Aggregate.
 type AggregateInput struct {
-	RunID   string        `json:"run_id"`
-	OutDir  string        `json:"out_dir"`
-	Spec    SpecRef       `json:"spec"`
-	Plan    spec.Plan     `json:"plan"`
-	Started time.Time     `json:"started"`
+	RunID   string    `json:"run_id"`
+	OutDir  string    `json:"out_dir"`
+	Spec    SpecRef   `json:"spec"`
+	Plan    spec.Plan `json:"plan"`
+	Started time.Time `json:"started"`
 	// Every planned trial's result is read from its folder (trials/<id>/result.json); a
 	// trial without one was not started (after an abort) or left no result.
 	Aborted      string `json:"aborted,omitempty"`

@@ -137,7 +137,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		return end
 	}
 	canStart := func() bool {
-		if aborted != "" || next >= total || handedOut >= limit {
+		if aborted != "" || next >= total || handedOut >= limit || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= experimentEvents {
 			return false
 		}
 		if in.BudgetUSD > 0 && len(live) > 0 {
@@ -237,6 +237,12 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	}
 	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budgetStop}, nil
 }
+
+// experimentEvents is the history length past which a run of the experiment's workflow
+// hands out no more batches and continues as new once they end: its batches' reports
+// come at most one per batch every reportEvery, so a long run of slow trials could
+// otherwise outgrow it before its HistoryLimit of trials.
+const experimentEvents = 10_000
 
 // aggregateHeartbeat is Aggregate's heartbeat timeout: it heartbeats every few seconds
 // (activities.Aggregate), so one this silent lost its worker or its server.
