@@ -535,6 +535,10 @@ type UnitResult struct {
 // BatchReport, now and then, not once a trial (TrialBatchWorkflow says when).
 const SignalBatchReport = "batch-report"
 
+// SignalBatchSlots is the signal an experiment sends a batch that has trials waiting: n
+// more of the run's slots (an int) to run them in.
+const SignalBatchSlots = "batch-slots"
+
 // TrialBatchInput is the input of TrialBatchWorkflow: a run's trials at positions
 // [First, End) of the order they start in, Concurrency of them at a time. The spec's text
 // is here once for the batch; each trial's activities get it without (TrialInput), and a
@@ -574,13 +578,14 @@ func (b TrialBatchInput) TrialInput(t spec.TrialPlan, branchFrom string) TrialIn
 }
 
 // BatchReport is what a TrialBatchWorkflow tells its experiment as it runs: its counts
-// so far (cumulative, so a report may be read twice), how many trials run, how many of
-// its slots it gives back (cumulative too: slots it has no more trials for), and a stop
+// so far (cumulative, so a report may be read twice), how many trials run and how many
+// wait for a slot, how many of its slots it gives back (cumulative too: slots it has no more trials for), and a stop
 // the whole run must make (as in TrialBatchResult).
 type BatchReport struct {
 	First      int    `json:"first"`
 	Tally      Tally  `json:"tally"`
 	Running    int    `json:"running"`
+	Waiting    int    `json:"waiting"`
 	Released   int    `json:"released"`
 	NeverArmed string `json:"never_armed,omitempty"`
 	Budget     string `json:"budget,omitempty"`

@@ -55,8 +55,8 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 	sel := workflow.NewSelector(ctx)
 
 	report := func() {
-		r := BatchReport{First: in.First, Tally: tally, Running: running, Released: released, NeverArmed: neverArmed, Budget: budget.stopped}
-		if parent == nil || (r.Tally.Done == reported.Tally.Done && r.Running == reported.Running && r.Released == reported.Released &&
+		r := BatchReport{First: in.First, Tally: tally, Running: running, Waiting: in.End - next, Released: released, NeverArmed: neverArmed, Budget: budget.stopped}
+		if parent == nil || (r.Tally.Done == reported.Tally.Done && r.Running == reported.Running && r.Waiting == reported.Waiting && r.Released == reported.Released &&
 			r.NeverArmed == reported.NeverArmed && r.Budget == reported.Budget) {
 			return
 		}
@@ -75,6 +75,18 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 			report()
 		})
 	}
+
+	// More slots from the experiment, for trials waiting here; given back (at the next
+	// report) when none waits any more.
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBatchSlots), func(c workflow.ReceiveChannel, _ bool) {
+		var n int
+		c.Receive(ctx, &n)
+		concurrency += n
+		if next >= in.End || stop != "" || ctx.Err() != nil {
+			released += n
+			changed()
+		}
+	})
 
 	start := func(pos int) {
 		t := in.Plan.Trials[order.trial(pos)]
@@ -106,7 +118,7 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 				// results from.
 				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
 			}
-			if next >= in.End || stop != "" {
+			if next >= in.End || stop != "" || ctx.Err() != nil {
 				released++ // a slot this batch has no trial for
 			}
 			changed()

@@ -3,6 +3,7 @@ package workflows
 import (
 	"cmp"
 	"maps"
+	"slices"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -23,10 +24,10 @@ import (
 //
 // The concurrency is shared out as slots: a batch gets a share of the free ones (at most
 // its trials), runs that many at once, and gives slots back once it has no trial left for
-// them (in its reports, and all of them when it ends), so that a new batch takes them.
-// A batch starts only with at least a quarter of a full share free (or all its trials),
-// so that the shares do not crumble into batches that run a few trials at a time; the
-// trials in flight dip below the concurrency by less than that while a batch drains.
+// them (in its reports, and all of them when it ends). Free slots start a new batch when
+// there are at least a quarter of a full share (or its trials), else go to the live
+// batches with trials waiting (SignalBatchSlots): so no slot idles while a trial waits,
+// but for the time a report takes (reportEvery).
 //
 // It answers the "progress" query from its own counts and its batches' last reports
 // (at most reportEvery late), and takes an "abort" signal (no new trials; the batches are
@@ -50,8 +51,10 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	neverArmed, budgetStop := "", ""
 
 	type batch struct {
-		first, end, share int
+		first, end, share int // share: the slots given it, top-ups included
 		released          int // slots given back, as last reported
+		waiting           int // trials waiting for a slot, as last known
+		started           bool
 		report            *BatchReport
 	}
 	live := map[int]*batch{} // by first position
@@ -108,6 +111,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 			return // from a batch that has ended, or older than one read
 		}
 		b.report = &r
+		b.waiting = r.Waiting
 		if r.Released > b.released {
 			free += r.Released - b.released
 			b.released = r.Released
@@ -156,6 +160,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	startBatch := func() {
 		end := batchEnd()
 		b := &batch{first: next, end: end, share: min(free, end-next)}
+		b.waiting = end - next - b.share
 		bin := TrialBatchInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, AgentCommand: in.AgentCommand,
 			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout,
@@ -173,6 +178,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		live[b.first] = b
 		handedOut += end - next
 		next = end
+		sel.AddFuture(fut.GetChildWorkflowExecution(), func(workflow.Future) { b.started = true })
 		sel.AddFuture(fut, func(f workflow.Future) {
 			delete(live, b.first)
 			free += b.share - b.released
@@ -201,10 +207,36 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		})
 	}
 
+	// topUp gives the free slots no new batch can take to the batches with trials waiting,
+	// the most waiting first: a batch that drains gives its slots back, and they must not
+	// idle while another batch's trials wait behind its share.
+	topUp := func() {
+		firsts := slices.Sorted(maps.Keys(live))
+		for free > 0 {
+			var best *batch
+			for _, f := range firsts {
+				// (A batch not started yet cannot take a signal.)
+				if b := live[f]; b.started && b.waiting > 0 && (best == nil || b.waiting > best.waiting) {
+					best = b
+				}
+			}
+			if best == nil || aborted != "" {
+				return
+			}
+			n := min(free, best.waiting)
+			// Not waited on: the batch takes them when it can, or gives them back.
+			workflow.SignalExternalWorkflow(ctx, run.TrialBatchWorkflowID(in.RunID, best.first), "", SignalBatchSlots, n)
+			best.share += n
+			best.waiting -= n
+			free -= n
+		}
+	}
+
 	for {
 		for canStart() {
 			startBatch()
 		}
+		topUp()
 		if len(live) == 0 {
 			break
 		}

@@ -37,6 +37,7 @@ const (
 	TaskQueue           = run.TaskQueue
 	SignalAbort         = run.SignalAbort
 	SignalBatchReport   = run.SignalBatchReport
+	SignalBatchSlots    = run.SignalBatchSlots
 	QueryProgress       = run.QueryProgress
 	DefaultHistoryLimit = run.DefaultHistoryLimit
 	OutcomeCompleted    = run.OutcomeCompleted
