@@ -110,7 +110,8 @@ func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (ru
 	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.live(in.Trial.Key()) != lt {
 		return out, nil
 	}
-	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited"}
+	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited",
+		Steps: append(append([]run.Step(nil), in.Steps...), run.Step{Name: "agent", Duration: res.Duration})}
 	switch {
 	case res.Error != "":
 		v.CloseReason = "agent did not start"

@@ -64,7 +64,7 @@ func (a *Activities) RunTrial(ctx context.Context, in run.TrialInput) (run.Watch
 	}
 	agentTrial := in
 	agentTrial.Spec.YAML = nil // the live trial has it (specOf)
-	res, err := a.RunWatchedAgent(ctx, run.AgentInput{Trial: agentTrial, Workspace: su.Workspace, Hub: su.Hub, Finish: true})
+	res, err := a.RunWatchedAgent(ctx, run.AgentInput{Trial: agentTrial, Workspace: su.Workspace, Hub: su.Hub, Finish: true, Steps: su.Steps})
 	res.SetUp = &su
 	var asked *temporal.CanceledError
 	if errors.Is(err, context.Canceled) || errors.As(err, &asked) {

@@ -250,8 +250,10 @@ type SetUp struct {
 	// bad input): the trial fails with it, its workspace verified and torn down.
 	HubError string `json:"hub_error,omitempty"`
 	// Queue is the task queue of the worker that set the trial up (its hub lives there):
-	// a light trial's later steps run on it. Empty from a worker without one.
+	// the trial's later steps run on it. Empty from a worker without one.
 	Queue string `json:"queue,omitempty"`
+	// Steps are the set-up's steps: worktree (the sandbox) and proxy (the hub).
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // AgentInput is the input of RunAgent.
@@ -262,6 +264,8 @@ type AgentInput struct {
 	// Finish: RunWatchedAgent verifies and tears the trial down itself when its agent
 	// ended on its own (WatchedAgentResult.Result).
 	Finish bool `json:"finish,omitempty"`
+	// Steps are the trial's steps before the agent (SetUp.Steps), for its result.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // WatchedAgentResult is RunWatchedAgent's: how the agent ended, the abort its watcher
@@ -318,6 +322,8 @@ type VerifyInput struct {
 	// final state) once it has read the world, with this reason: the record is complete
 	// even if the worker dies before Teardown. Teardown closes it otherwise.
 	CloseReason string `json:"close_reason,omitempty"`
+	// Steps are the trial's steps so far (worktree, proxy, agent), for its result.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // TeardownInput is the input of Teardown.
@@ -398,6 +404,10 @@ type TrialResult struct {
 	Dir         string        `json:"dir"`
 	// Output says what of the agent's stdout and stderr was dropped (nil: nothing).
 	Output *AgentOutput `json:"output,omitempty"`
+	// Steps are the trial's steps as the design names them (worktree, proxy, agent,
+	// verify, teardown) and how long each took: result.json has those before verify, the
+	// result in the workflow's history (RunTrial's, FinishTrial's) all of them.
+	Steps []Step `json:"steps,omitempty"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
 	// Cost is what the trial's model calls used and cost (nil: no model proxy, and the
@@ -412,6 +422,12 @@ type TrialResult struct {
 	// Review is the reviewer model's answer where the record could not tell whether the
 	// world is right (nil: no review was needed or the spec names no reviewer).
 	Review *Review `json:"review,omitempty"`
+}
+
+// Step is one step of a trial and how long it took.
+type Step struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
 }
 
 // Review is what the reviewer model (model.reviewer) said of a trial.

@@ -241,6 +241,10 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 		abortReason = out.Abort // the watcher's, if its signal is not in yet
 	}
 	verify := verifyInputAfterAgent(in, ws, abortReason, runErr, out.Agent, runDone, teardownReason)
+	if out.SetUp != nil {
+		verify.Steps = append(verify.Steps, out.SetUp.Steps...)
+	}
+	verify.Steps = append(verify.Steps, run.Step{Name: "agent", Duration: out.Agent.Duration})
 	teardownReason = verify.CloseReason
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
 	vctx, cancel := workflow.NewDisconnectedContext(hostCtx)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/tests/testkit"
 )
