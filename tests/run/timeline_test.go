@@ -18,9 +18,9 @@ import (
 )
 
 // runTimeline is where a finished run's time went, read from its histories: the
-// ExperimentWorkflow's, where a new run's trials run inline (their steps' activities,
-// inlineSpans), or each of its TrialWorkflow children's (BenchmarkRunThroughput reports it
-// beside the run's time, so that a slow run says why).
+// ExperimentWorkflow's and its batches', where the trials' steps are activities
+// (inlineSpans) (BenchmarkRunThroughput reports it beside the run's time, so that a slow
+// run says why).
 type runTimeline struct {
 	span     time.Duration // the experiment's workflow, started to closed
 	toFirst  time.Duration // the experiment's start to its first child's start
