@@ -61,9 +61,13 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 			return
 		}
 		reported = r
-		if err := workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalBatchReport, r).Get(dctx, nil); err != nil {
-			logger.Warn("could not report to the experiment", "error", err)
-		}
+		// Not waited for: the trials go on meanwhile. A report lost is made good by the
+		// next one, or by the batch's result.
+		sel.AddFuture(workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalBatchReport, r), func(f workflow.Future) {
+			if err := f.Get(dctx, nil); err != nil {
+				logger.Warn("could not report to the experiment", "error", err)
+			}
+		})
 	}
 	changed := func() {
 		if flushing || parent == nil {
