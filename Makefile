@@ -30,10 +30,10 @@ unit:
 	CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/chaos ./cmd/chaos-relay
 	$(GO) test -count=1 -timeout 40m ./...
 
-# A long run and the same run aborted (tests/run TestScale), through continue-as-new and the
-# aggregate, with its largest payload and history reported. make test runs SCALE_TRIALS
-# trials, past one continue-as-new (500); `make scale SCALE_TRIALS=10000` is the issue's
-# 10,000 (hours on a loaded 2-core machine). Not part of unit's go test ./..., which skips
+# A long run and the same run aborted (tests/run TestScale), through its batches and the
+# aggregate, with its largest payload and each workflow's history reported. make test runs
+# SCALE_TRIALS trials (three batches of 200; -scale-history-limit makes the experiment
+# continue as new too); `make scale SCALE_TRIALS=10000` is the issue's 10,000. Not part of unit's go test ./..., which skips
 # it without CHAOS_SCALE=1.
 SCALE_TRIALS ?= 600
 scale:

@@ -57,10 +57,10 @@ type Activities struct {
 	OutputCap int64
 
 	// HostQueue is the task queue only this worker polls (worker.NewWorker sets it): a
-	// light trial's steps after SetUpTrial are routed there, to the host of its hub.
+	// trial's steps after RunTrial are routed there, to the host of its hub.
 	HostQueue string
-	// MaxTrials bounds the light trials this worker holds at once (0: no bound); see
-	// takeSlot.
+	// MaxTrials is how many trials this worker runs at once (0: no bound): its slots on
+	// the trial queue (worker.NewWorker).
 	MaxTrials int
 
 	// heartbeatEvery is how often a long activity heartbeats (0: heartbeatEvery).
@@ -72,6 +72,8 @@ type Activities struct {
 	held     map[string]bool
 	slots    chan struct{}
 	slotOnce sync.Once
+	// specs are the spec texts of the last runs this worker ran a trial of (withSpecText).
+	specs []keptSpec
 
 	// docker is the connection to the Docker engine of agent.runtime: docker, made on
 	// first use (runtime_docker.go).
@@ -83,7 +85,7 @@ type Activities struct {
 type liveTrial struct {
 	spec *spec.Spec
 	ref  run.SpecRef // the spec as the trial's set-up got it (specOf)
-	// info is the hub's details, kept for an inline trial's agent (SetUpTrial).
+	// info is the hub's details, kept for the trial's agent (SetUpTrial).
 	info   run.HubInfo
 	hub    *hub.Hub
 	srv    *httpwall.Server
@@ -201,9 +203,8 @@ func (lt *liveTrial) stop(reason string) error {
 // parseSpec reads the spec the trial carries. A spec with mistakes cannot be fixed by a
 // retry.
 // specOf parses the trial's spec: from its input, or, where the input leaves the spec's
-// text out, from the live trial this worker set up. An inline trial's agent step does
-// (workflows/trial_inline.go): the experiment's history would carry the text at every step
-// of every trial, where a child's carried it once.
+// text out, from the live trial this worker set up: a trial's steps carry no spec text
+// (run.TrialBatchInput.TrialInput); RunTrial fills it in first (withSpecText).
 func (a *Activities) specOf(in run.TrialInput) (*spec.Spec, error) {
 	ref := in.Spec
 	if len(ref.YAML) == 0 {

@@ -119,19 +119,22 @@ func modelManifest(s *spec.Spec, results []run.TrialResult) ModelManifest {
 	return m
 }
 
-// Aggregate writes the run's files into its folder: manifest.json, verdicts.json (every
-// trial's result, by trial id) and summary.txt (per condition: outcomes, verdicts and how
-// often the world ended right), and returns the counts.
+// Aggregate reads every planned trial's result from its folder and writes the run's files
+// into the run folder: manifest.json, verdicts.json (every trial's result, by trial id)
+// and summary.txt (per condition: outcomes, verdicts and how often the world ended
+// right), and returns the counts.
 func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.Summary, error) {
 	if in.OutDir == "" {
 		return run.Summary{}, badInput(fmt.Errorf("the run has no output folder (out_dir is empty)"))
 	}
-	results := slices.Clone(in.Results)
-	if in.ResultsOnDisk {
-		var err error
-		if results, err = readResults(ctx, in); err != nil {
-			return run.Summary{}, err
-		}
+	// A heartbeat every few seconds, from the start to the end (the results database's
+	// transaction included): a server or database restart loses this activity's
+	// completion, and its heartbeat timeout, seconds, says so, not its start-to-close.
+	stopBeat := keepAlive(ctx, a.beatEvery(), func() any { return "aggregate" })
+	defer stopBeat()
+	results, err := readResults(ctx, in)
+	if err != nil {
+		return run.Summary{}, err
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].ID < results[j].ID })
 

@@ -1,14 +1,19 @@
 package activities
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -33,15 +38,22 @@ func TestAggregate(t *testing.T) {
 		RunID: "r1", OutDir: filepath.Join(t.TempDir(), "out"),
 		Spec: run.SpecRef{Name: s.Name, Path: "examples/support-ticket.yaml", YAML: yaml},
 		Plan: *plan, Started: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
-		// Out of order, as children finish.
-		Results: []run.TrialResult{
-			result(3, run.OutcomeCompleted, false), result(0, run.OutcomeCompleted, true),
-			result(2, run.OutcomeTimedOut, false), result(1, run.OutcomeCompleted, true),
-		},
 	}
-	in.Results[1].Verdict = "correct"
+	// Four of the eight trials left a result in their folders (out of order, as trials
+	// finish); the other four left none.
+	done := []run.TrialResult{
+		result(3, run.OutcomeCompleted, false), result(0, run.OutcomeCompleted, true),
+		result(2, run.OutcomeTimedOut, false), result(1, run.OutcomeCompleted, true),
+	}
+	done[1].Verdict = "correct"
+	for _, r := range done {
+		if err := a.RecordResult(t.Context(), run.RecordResultInput{OutDir: in.OutDir, Result: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sum := must[run.Summary](t, env, a.Aggregate, in)
-	if sum.Trials != 4 || sum.ByOutcome[run.OutcomeCompleted] != 3 || sum.ByOutcome[run.OutcomeTimedOut] != 1 || sum.ByVerdict["correct"] != 1 || len(sum.ByVerdict) != 1 {
+	if sum.Trials != 8 || sum.ByOutcome[run.OutcomeCompleted] != 3 || sum.ByOutcome[run.OutcomeTimedOut] != 1 || sum.ByOutcome[run.OutcomeFailed] != 4 ||
+		sum.ByVerdict["correct"] != 1 || len(sum.ByVerdict) != 1 {
 		t.Errorf("summary %+v", sum)
 	}
 
@@ -50,10 +62,10 @@ func TestAggregate(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &m) != nil {
 		t.Fatalf("manifest.json: %v\n%s", err, b)
 	}
-	// Two cells (agent: blind, verifying) x two conditions x two replicates; four finished.
+	// Two cells (agent: blind, verifying) x two conditions x two replicates, every one listed.
 	const wantPlan = "plan 8 trials of support-ticket: 2 cells x 2 conditions x 2 replicates, concurrency 1"
 	if m.RunID != "r1" || m.Spec.Name != "support-ticket" || m.Spec.Path != "examples/support-ticket.yaml" || m.Spec.Identity != s.Identity() ||
-		m.Trials != 8 || m.Finished != 4 || !slices.Equal(m.Conditions, []string{"clean", "phantom_success@update_ticket"}) ||
+		m.Trials != 8 || m.Finished != 8 || !slices.Equal(m.Conditions, []string{"clean", "phantom_success@update_ticket"}) ||
 		!m.Started.Equal(in.Started) || m.Ended.IsZero() || m.Plan != wantPlan || m.AgentCommand != s.Agent.Command ||
 		!strings.HasPrefix(m.AgentCommand, "{chaos} agent scripted --style {agent} ") ||
 		!slices.Equal(m.Cells, []string{"agent=blind", "agent=verifying"}) || m.Profile != "scripted" || m.Language != "en" || m.Aborted != "" {
@@ -65,7 +77,7 @@ func TestAggregate(t *testing.T) {
 
 	var verdicts []run.TrialResult
 	b, err = os.ReadFile(filepath.Join(in.OutDir, "verdicts.json"))
-	if err != nil || json.Unmarshal(b, &verdicts) != nil || len(verdicts) != 4 {
+	if err != nil || json.Unmarshal(b, &verdicts) != nil || len(verdicts) != 8 {
 		t.Fatalf("verdicts.json: %v\n%s", err, b)
 	}
 	for i := 1; i < len(verdicts); i++ {
@@ -85,9 +97,10 @@ func TestAggregate(t *testing.T) {
 		}
 	}
 	// condition trials world-ok completed aborted timed_out failed correct unjudged
+	// (the four trials without a result are failed: they left none)
 	for _, want := range [][]string{
-		{"clean", "2", "2/2", "2", "0", "0", "0", "1", "1"},
-		{"phantom_success@update_ticket", "2", "0/2", "1", "0", "1", "0", "0", "2"},
+		{"clean", "4", "2/4", "2", "0", "0", "2", "1", "3"},
+		{"phantom_success@update_ticket", "4", "0/4", "1", "0", "1", "2", "0", "4"},
 	} {
 		found := false
 		for _, line := range strings.Split(text, "\n") {
@@ -124,7 +137,7 @@ func TestAggregate(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"junit.xml", "manifest.json", "report.html", "summary.txt", "verdicts.json"}; !slices.Equal(names, want) {
+	if want := []string{"junit.xml", "manifest.json", "report.html", "summary.txt", "trials", "verdicts.json"}; !slices.Equal(names, want) {
 		t.Errorf("the run folder holds %q; want %q and no temporary files", names, want)
 	}
 }
@@ -158,7 +171,7 @@ func TestAggregateReadsResultsFromDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			in := run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan, ResultsOnDisk: true, Aborted: aborted}
+			in := run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan, Aborted: aborted}
 			sum := must[run.Summary](t, env, a.Aggregate, in)
 			var verdicts []run.TrialResult
 			b, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
@@ -192,4 +205,90 @@ func TestAggregateReadsResultsFromDisk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAggregateHeartbeats: Aggregate heartbeats every few seconds for as long as it runs,
+// so a server or database restart that loses its completion costs its heartbeat timeout
+// (the workflow gives it 30 s), not its five-minute start-to-close. Here it is held on a
+// trial's result.json (a named pipe no one writes yet) until it has heartbeaten three
+// times, then let go; it ends with that result.
+func TestAggregateHeartbeats(t *testing.T) {
+	a, env := newActivities(t)
+	a.heartbeatEvery = 10 * time.Millisecond
+	// Every heartbeat Aggregate makes (activity.RecordHeartbeat), as the SDK is handed it.
+	beats := make(chan struct{}, 100)
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&heartbeatCalls{beats: beats}}})
+	yaml := exampleYAML(t, "  timeout: 60s\n", "  timeout: 60s\n")
+	s, err := spec.Parse("support-ticket.yaml", yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.NewPlan(s, []string{"clean"}, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	p0 := plan.Trials[0]
+	dir := filepath.Join(out, "trials", filepath.FromSlash(p0.ID))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "result.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	done := make(chan run.Summary, 1)
+	go func() {
+		done <- must[run.Summary](t, env, a.Aggregate, run.AggregateInput{RunID: "r1", OutDir: out, Spec: run.SpecRef{Name: s.Name, YAML: yaml}, Plan: *plan})
+	}()
+	for range 3 {
+		<-beats
+	}
+	select {
+	case sum := <-done:
+		t.Fatalf("Aggregate ended before it read the result: %+v", sum)
+	default:
+	}
+	b, _ := json.Marshal(run.TrialResult{ID: p0.ID, Cell: p0.Cell, Condition: p0.Condition, Rep: p0.Rep, Outcome: run.OutcomeCompleted, Verdict: "correct"})
+	if err := os.WriteFile(fifo, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if sum := <-done; sum.ByVerdict["correct"] != 1 || sum.Trials != len(plan.Trials) {
+		t.Errorf("summary %+v; want the trial's verdict from the result it was held on", sum)
+	}
+}
+
+// heartbeatCalls is a worker interceptor that sends on beats (when there is room) at each
+// heartbeat an activity records with "aggregate" as its details.
+type heartbeatCalls struct {
+	interceptor.WorkerInterceptorBase
+	beats chan struct{}
+}
+
+func (h *heartbeatCalls) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &heartbeatCallsIn{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, beats: h.beats}
+}
+
+type heartbeatCallsIn struct {
+	interceptor.ActivityInboundInterceptorBase
+	beats chan struct{}
+}
+
+func (i *heartbeatCallsIn) Init(outbound interceptor.ActivityOutboundInterceptor) error {
+	return i.Next.Init(&heartbeatCallsOut{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}, beats: i.beats})
+}
+
+type heartbeatCallsOut struct {
+	interceptor.ActivityOutboundInterceptorBase
+	beats chan struct{}
+}
+
+func (o *heartbeatCallsOut) RecordHeartbeat(ctx context.Context, details ...interface{}) {
+	if len(details) == 1 && details[0] == "aggregate" {
+		select {
+		case o.beats <- struct{}{}:
+		default:
+		}
+	}
+	o.Next.RecordHeartbeat(ctx, details...)
 }

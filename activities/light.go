@@ -12,16 +12,15 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// A light trial (run.TrialInput.Light, workflows/trial_light.go) has no worker session:
-// SetUpTrial runs on the shared task queue and hands back this worker's own queue
-// (HostQueue), where RunWatchedAgent, FinishTrial and Teardown then run, next to the hub.
-// A worker that dies takes its queue with it: nothing polls it any more, and the trial's
-// next step times out (schedule-to-start, or RunWatchedAgent's heartbeat), which the
-// workflow takes as a lost worker, as it took a failed session.
+// A trial (workflows/trial.go) runs as RunTrial on whichever worker takes it from the trial
+// queue; what RunTrial does not finish, FinishTrial and Teardown finish on this worker's
+// own queue (HostQueue), next to the hub. A worker that dies takes its queue with it:
+// nothing polls it any more, and the trial's next step times out (schedule-to-start, or
+// RunTrial's heartbeat), which the workflow takes as a lost worker.
 
-// ErrWorkerBusy is the error type of a SetUpTrial that found no free trial slot on its
-// worker within slotWait: the trial workflow ends the attempt as a lost worker's, and the
-// experiment runs it again (as a session that could not be created was).
+// ErrWorkerBusy is the error type of a trial that found no free slot on its worker within
+// slotWait (takeSlot). No trial takes a slot this way now: the trial queue's activity
+// slots are a worker's trials.
 const ErrWorkerBusy = "worker_busy"
 
 // slotWait is how long SetUpTrial waits for a free slot (a session's creation timeout).
@@ -83,7 +82,7 @@ func (a *Activities) giveSlot(key string) {
 func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
 	lt := a.live(in.Trial.Key())
 	if in.Hub.URL == "" && in.Hub.Command == "" && lt != nil {
-		// An inline trial's: its set-up left them here (SetUpTrial).
+		// Its set-up left them here (SetUpTrial), out of the workflow's history.
 		a.mu.Lock()
 		in.Hub = lt.info
 		a.mu.Unlock()
@@ -110,7 +109,8 @@ func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (ru
 	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.live(in.Trial.Key()) != lt {
 		return out, nil
 	}
-	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited"}
+	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited",
+		Steps: append(append([]run.Step(nil), in.Steps...), run.Step{Name: "agent", Duration: res.Duration})}
 	switch {
 	case res.Error != "":
 		v.CloseReason = "agent did not start"

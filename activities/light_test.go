@@ -52,7 +52,6 @@ func TestLightSteps(t *testing.T) {
 	a, env := newActivities(t)
 	a.MaxTrials, a.HostQueue = 1, "chaos@test"
 	in := blindPhantomTrial(t)
-	in.Light = true
 
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
 	if su.HubError != "" || su.Queue != "chaos@test" || a.live(in.Key()) == nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// RunTrial is a whole trial in one activity, on whichever worker takes it from the shared
-// task queue (workflows/trial_inline.go, "one-step-trials"): SetUpTrial, then
+// RunTrial is a whole trial in one activity, on whichever worker takes it from the trial
+// task queue (run.TrialTaskQueue; workflows/trial.go): SetUpTrial, then
 // RunWatchedAgent with Finish, on this worker, where the hub it started lives. An agent that
 // ends on its own is verified and torn down here too (WatchedAgentResult.Result), so a
 // trial that goes as planned costs its workflow one activity, not two.
@@ -25,16 +25,19 @@ import (
 // up. A trial cancelled during its set-up is torn down here, since nothing of it is known
 // to the workflow yet.
 func (a *Activities) RunTrial(ctx context.Context, in run.TrialInput) (run.WatchedAgentResult, error) {
+	in, err := a.withSpecText(ctx, in)
+	if err != nil {
+		return run.WatchedAgentResult{}, err
+	}
 	// The set-up heartbeats too: a starved machine may take a while, and a cancel
 	// reaches an activity only through its heartbeats.
 	stopBeat := keepAlive(ctx, a.beatEvery(), func() any { return "set-up" })
 	var su run.SetUp
-	var err error
 	for attempt := 1; ; attempt++ {
 		su, err = a.setUpTrial(ctx, in, attempt >= setUpAttempts)
 		var app *temporal.ApplicationError
 		if err == nil || ctx.Err() != nil || attempt >= setUpAttempts ||
-			(errors.As(err, &app) && (app.NonRetryable() || app.Type() == ErrBadInput || app.Type() == ErrWorkerBusy)) {
+			(errors.As(err, &app) && (app.NonRetryable() || app.Type() == ErrBadInput)) {
 			break
 		}
 		select {
@@ -61,7 +64,7 @@ func (a *Activities) RunTrial(ctx context.Context, in run.TrialInput) (run.Watch
 	}
 	agentTrial := in
 	agentTrial.Spec.YAML = nil // the live trial has it (specOf)
-	res, err := a.RunWatchedAgent(ctx, run.AgentInput{Trial: agentTrial, Workspace: su.Workspace, Hub: su.Hub, Finish: true})
+	res, err := a.RunWatchedAgent(ctx, run.AgentInput{Trial: agentTrial, Workspace: su.Workspace, Hub: su.Hub, Finish: true, Steps: su.Steps})
 	res.SetUp = &su
 	var asked *temporal.CanceledError
 	if errors.Is(err, context.Canceled) || errors.As(err, &asked) {

@@ -15,9 +15,9 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// oneStep makes in a one-step inline trial (workflows/trial_inline.go oneStepTrials).
+// oneStep makes in a trial as its batch gives it (workflows/batch.go): its own abort signal.
 func oneStep(in run.TrialInput) run.TrialInput {
-	in.Light, in.OneStep, in.AbortSignal = true, true, run.TrialAbortSignal(in.Trial.ID)
+	in.AbortSignal = run.TrialAbortSignal(in.Trial.ID)
 	return in
 }
 
@@ -39,8 +39,21 @@ func TestRunTrial(t *testing.T) {
 		t.Fatalf("agent: %+v, result %v; want an agent that ended on its own, verified", out.Agent, out.Result)
 	}
 	checkFinished(t, a, in, *out.SetUp, *out.Result, "RunTrial")
-	if n := len(a.slots); n != 0 {
-		t.Errorf("%d slots held after the trial, want 0", n)
+	// The design's steps, named, with how long each took: all of them in the result the
+	// workflow's history keeps, those before verify in result.json.
+	var names []string
+	for _, s := range out.Result.Steps {
+		names = append(names, s.Name)
+		if s.Duration <= 0 {
+			t.Errorf("step %s took %s", s.Name, s.Duration)
+		}
+	}
+	if want := []string{"worktree", "proxy", "agent", "verify", "teardown"}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("RunTrial's result names the steps %q, want %q", names, want)
+	}
+	b, err := os.ReadFile(filepath.Join(out.SetUp.Workspace.TrialDir, "result.json"))
+	if err != nil || !strings.Contains(string(b), `"name": "worktree"`) || !strings.Contains(string(b), `"name": "agent"`) {
+		t.Errorf("result.json has no steps: %v\n%s", err, b)
 	}
 }
 

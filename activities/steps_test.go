@@ -12,17 +12,18 @@ import (
 	"github.com/crashwall/chaos/spec"
 )
 
-// The folded steps do what the four did: SetUpTrial leaves a workspace and a live hub the
-// agent reaches; FinishTrial verifies (the same verdict), closes the record and removes
-// the sandbox.
+// RunTrial's steps one by one: SetUpTrial leaves a workspace and a live hub the agent
+// reaches (its details kept on this worker, out of the result); FinishTrial verifies,
+// closes the record and removes the sandbox.
 func TestFoldedSteps(t *testing.T) {
 	a, env := newActivities(t)
 	in := blindPhantomTrial(t)
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
-	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL == "" || a.live(in.Key()) == nil {
-		t.Fatalf("SetUpTrial: %+v; want a workspace and a live hub", su)
+	lt := a.live(in.Key())
+	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL != "" || lt == nil || lt.info.URL == "" {
+		t.Fatalf("SetUpTrial: %+v; want a workspace and a live hub whose details stay here", su)
 	}
-	res := must[run.AgentResult](t, env, a.RunAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: su.Hub})
+	res := must[run.AgentResult](t, env, a.RunAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: lt.info})
 	if res.Error != "" || res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(filepath.Join(su.Workspace.TrialDir, "stderr"))
 		t.Fatalf("agent: %+v\nstderr:\n%s", res, stderr)

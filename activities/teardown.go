@@ -24,7 +24,7 @@ func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
 	}
 	defer a.giveSlot(in.Trial.Key())
 	var errs []error
-	// Read while the live trial is here: an inline trial's step carries no spec text.
+	// Read while the live trial is here: a trial's step carries no spec text.
 	s, specErr := a.specOf(in.Trial)
 	if lt := a.drop(in.Trial.Key()); lt != nil {
 		if err := lt.stop(reason); err != nil {

@@ -230,6 +230,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 
 	res.Cost = trialCost(a.live(in.Trial.Key()), log, closing)
+	res.Steps = append([]run.Step(nil), in.Steps...)
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return res, fmt.Errorf("encode the trial's result: %w", err)

@@ -78,9 +78,8 @@ func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (r
 	}
 }
 
-// abort signals the trial's workflow to abort it (run.AbortSignalOf: the trial's own
-// signal when it runs inline in its experiment's workflow), when there is a client to do
-// it with. The reason is returned either way, so the workflow learns it from the result too.
+// abort signals the trial's workflow (its batch) to abort it (run.AbortSignalOf: the
+// trial's own signal), when there is a client to do it with. The reason is returned either way, so the workflow learns it from the result too.
 func (a *Activities) abort(ctx context.Context, log *slog.Logger, trial run.TrialInput, reason string) (run.WatchResult, error) {
 	log.Warn("aborting the trial", "reason", reason)
 	if a.Client != nil && activity.IsActivity(ctx) {

@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestPayloadsDoNotGrowWithTrials(t *testing.T) {
 		ref := run.SpecRef{Name: "overhead", Path: "/specs/overhead.yaml", YAML: yaml}
 		started := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 		start := payloadSize(t, run.ExperimentInput{RunID: "20261201-000000-abcd", Spec: ref, Plan: plan, OutDir: "/runs/x", Started: started})
-		agg := payloadSize(t, run.AggregateInput{RunID: "20261201-000000-abcd", OutDir: "/runs/x", Spec: ref, Plan: plan, Started: started, ResultsOnDisk: true})
+		agg := payloadSize(t, run.AggregateInput{RunID: "20261201-000000-abcd", OutDir: "/runs/x", Spec: ref, Plan: plan, Started: started})
 		sizes[len(trials)] = [2]int{start, agg}
 		t.Logf("%d planned trials: start input %d bytes, Aggregate's input %d bytes", len(trials), start, agg)
 		for what, n := range map[string]int{"start input": start, "Aggregate's input": agg} {
@@ -67,4 +68,39 @@ func payloadSize(t *testing.T, v any) int {
 		t.Fatal(err)
 	}
 	return proto.Size(p)
+}
+
+// The spec's text is in a batch's start once (TrialBatchInput), never in a trial's input:
+// RunTrial's input is the same size with a spec of 100 bytes and of 200 KiB, and names
+// the spec, the trial and its abort signal.
+func TestTrialInputDoesNotGrowWithTheSpec(t *testing.T) {
+	l := &spec.Layout{Tasks: []string{"main-task"}, Seed: 42}
+	conds := []string{"clean", "phantom_success@noop"}
+	cells, trials, err := l.Expand(conds, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := spec.Plan{SpecName: "overhead", Conditions: conds, Cells: cells, Trials: trials, Replicates: 100, Concurrency: 16, Layout: l}
+	small := []byte("name: overhead\ntask: do nothing\ntools: [{name: noop}]\nagent: {command: 'true'}\n")
+	large := append(append([]byte(nil), small...), []byte("# "+strings.Repeat("x", 200<<10)+"\n")...)
+	sizes := map[int]int{}
+	for _, yaml := range [][]byte{small, large} {
+		batch := run.TrialBatchInput{RunID: "20261201-000000-abcd", OutDir: "/runs/x", Spec: run.SpecRef{Name: "overhead", Path: "/specs/overhead.yaml", YAML: yaml},
+			Plan: plan, First: 0, End: 200, Concurrency: 16}
+		in := batch.TrialInput(trials[7], "")
+		if len(in.Spec.YAML) != 0 || in.Spec.Name != "overhead" || in.Trial.ID != trials[7].ID || in.AbortSignal != run.TrialAbortSignal(trials[7].ID) {
+			t.Fatalf("trial input %+v: want the spec's name without its text, the trial and its abort signal", in)
+		}
+		if len(batch.Spec.YAML) != len(yaml) {
+			t.Fatal("making a trial's input took the text from the batch's")
+		}
+		sizes[len(yaml)] = payloadSize(t, in)
+		if start := payloadSize(t, batch); start < len(yaml) {
+			t.Errorf("the batch's start input is %d bytes, less than the spec's %d: where is the spec?", start, len(yaml))
+		}
+	}
+	t.Logf("RunTrial's input: %d bytes with a %d-byte spec, %d with a %d-byte spec", sizes[len(small)], len(small), sizes[len(large)], len(large))
+	if sizes[len(small)] != sizes[len(large)] || sizes[len(small)] > 1<<10 {
+		t.Errorf("RunTrial's input is %d bytes with the small spec and %d with the large: want the same, under 1 KiB", sizes[len(small)], sizes[len(large)])
+	}
 }

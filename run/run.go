@@ -4,6 +4,7 @@
 package run
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/crashwall/chaos/cost"
@@ -34,9 +35,12 @@ const MemoSpec = "spec"
 // ExperimentWorkflowID is the workflow id of a run.
 func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
 
-// TrialWorkflowID is the workflow id of a trial: unique per run and trial, so a
-// replayed experiment never starts a trial twice.
-func TrialWorkflowID(runID, trialID string) string { return "chaos-run-" + runID + "/" + trialID }
+// TrialBatchWorkflowID is the workflow id of the TrialBatchWorkflow that runs a run's
+// trials from the first'th (in the order they start) on: unique per run and batch, so a
+// replayed experiment never starts a batch twice.
+func TrialBatchWorkflowID(runID string, first int) string {
+	return "chaos-run-" + runID + "/trials-" + strconv.Itoa(first)
+}
 
 // SpecRef carries the spec to the workers: its text, so a worker on another host needs
 // no copy of the file, and where it came from.
@@ -69,20 +73,22 @@ type ExperimentInput struct {
 	// (0: derived from the agent's timeout, see HeartbeatTimeoutFor).
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 
-	// Next is the index in Plan.Trials of the first trial not yet started.
+	// Next is the position (in the order trials start: plan order, or clean trials first
+	// under --branch) of the first trial not yet handed to a batch.
 	Next int `json:"next,omitempty"`
-	// Results are the results of the trials finished before a continue-as-new (runs
-	// started before results were left on disk; see Tally).
-	Results []TrialResult `json:"results,omitempty"`
 	// Tally counts the trials finished before a continue-as-new. Their results are in
 	// their trial folders (result.json), not in the workflow: a payload holding every
 	// result outgrows Temporal's 2 MB limit at about 1,900 trials.
 	Tally Tally `json:"tally,omitzero"`
 	// Aborted carries an abort across a continue-as-new.
 	Aborted string `json:"aborted,omitempty"`
-	// HistoryLimit is how many trials a single workflow run starts before it continues as
-	// new (0: DefaultHistoryLimit).
+	// HistoryLimit is how many trials a single workflow run hands to its batches before it
+	// continues as new (0: DefaultHistoryLimit).
 	HistoryLimit int `json:"history_limit,omitempty"`
+	// BatchSize is the most trials one TrialBatchWorkflow runs (0: DefaultBatchSize).
+	BatchSize int `json:"batch_size,omitempty"`
+	// Shape is the workflows' shape the run was started with (Shape); 0 in older runs.
+	Shape int `json:"shape,omitempty"`
 	// BudgetUSD is the most the run may spend on model calls (chaos run --budget; 0: no
 	// budget): no trial starts once what was spent plus what the running trials and the
 	// new one are expected to spend would exceed it.
@@ -92,18 +98,29 @@ type ExperimentInput struct {
 	ExpectedTrialUSD float64 `json:"expected_trial_usd,omitempty"`
 }
 
-// DefaultHistoryLimit keeps an experiment's history well below Temporal's limits: each
-// child trial adds about ten events.
-const DefaultHistoryLimit = 500
+// Shape is the shape of the workflows this binary runs: what ExperimentWorkflow and
+// TrialBatchWorkflow do, in which order. A run carries the shape it was started with
+// (ExperimentInput.Shape; 0 in runs from before shapes were numbered); chaos resume refuses
+// a run of another shape, whose history these workflows cannot replay. Bump it with any
+// change that alters a running workflow's commands.
+const Shape = 1
 
-// HistoryLimitFor is the history limit of a run of concurrency trials at once: the
-// concurrency, at least DefaultHistoryLimit, at most 2,000 (about 14,000 events, under a
-// quarter of Temporal's 51,200). A workflow run that has started its limit of trials waits
-// for all of them to end before it continues as new, so a limit below the concurrency caps
-// the trials in flight at the limit: BenchmarkWorkerRSS's run of 1,000 at once stopped at
-// 500 in flight, and stayed there until its agents ended.
+// DefaultBatchSize is how many trials one TrialBatchWorkflow runs at most: its history
+// (about seven events a trial) stays a few thousand events and well under a megabyte,
+// and it never has more than that many activities pending at once (one workflow with
+// ~1,000 pending stalled: each update sorts the timers of all of them).
+const DefaultBatchSize = 200
+
+// DefaultHistoryLimit is how many trials one run of ExperimentWorkflow hands to its
+// batches before it continues as new: a batch costs the experiment's own history a few
+// dozen events, so 20,000 trials (100 batches) are a few thousand.
+const DefaultHistoryLimit = 20000
+
+// HistoryLimitFor is the history limit of a run of concurrency trials at once: at least
+// DefaultHistoryLimit, and ten rounds of the concurrency (a run of the chain waits for
+// its batches to end before the next starts), at most 50,000 trials (250 batches).
 func HistoryLimitFor(concurrency int) int {
-	return min(max(DefaultHistoryLimit, concurrency), 2000)
+	return min(max(DefaultHistoryLimit, 10*concurrency), 50_000)
 }
 
 // Tally counts finished trials, by verdict where there is one, else by outcome.
@@ -130,15 +147,24 @@ func (t *Tally) Add(r TrialResult) {
 	}
 }
 
+// Merge adds the counts of o.
+func (t *Tally) Merge(o Tally) {
+	if t.By == nil {
+		t.By = map[string]int{}
+	}
+	for k, n := range o.By {
+		t.By[k] += n
+	}
+	t.Done += o.Done
+	t.SpentUSD = cost.Round(t.SpentUSD + o.SpentUSD)
+}
+
 // ExperimentResult is what a run ends with.
 type ExperimentResult struct {
-	RunID  string `json:"run_id"`
-	OutDir string `json:"out_dir"`
-	// Results are every trial's result, only in runs started before results were left on
-	// disk: read verdicts.json in OutDir instead.
-	Results []TrialResult `json:"results,omitempty"`
-	Summary Summary       `json:"summary"`
-	Aborted string        `json:"aborted,omitempty"`
+	RunID   string  `json:"run_id"`
+	OutDir  string  `json:"out_dir"`
+	Summary Summary `json:"summary"`
+	Aborted string  `json:"aborted,omitempty"`
 	// NeverArmed says why the run stopped early: a trial proved that its model fault can
 	// never be armed (ModelResult.NeverCalled). chaos run exits 3 with it.
 	NeverArmed string `json:"never_armed,omitempty"`
@@ -156,7 +182,7 @@ type Progress struct {
 	Aborted   string         `json:"aborted,omitempty"`
 }
 
-// TrialInput is the input of TrialWorkflow and of every trial activity.
+// TrialInput is the input of every trial activity.
 type TrialInput struct {
 	RunID        string         `json:"run_id"`
 	OutDir       string         `json:"out_dir"`
@@ -169,26 +195,13 @@ type TrialInput struct {
 	// BranchFrom (chaos run --branch, a fault trial) is the ID of the clean trial whose
 	// twin state the trial starts from (activities/branch.go reads it from the run folder).
 	BranchFrom string `json:"branch_from,omitempty"`
-	// Light: the trial runs without a worker session, its steps routed to the worker that
-	// set it up by that worker's own task queue (SetUp.Queue), the watcher inside RunAgent
-	// (workflows/trial_light.go). Set by ExperimentWorkflow behind a GetVersion; a trial's
-	// input is in its history, so a trial replays on the path it started on.
-	Light bool `json:"light,omitempty"`
-	// LocalSetUp: a light trial's SetUpTrial runs as a local activity, in the workflow task
-	// of the worker that takes the trial (workflows/trial_light.go setUpLight). Set as Light is.
-	LocalSetUp bool `json:"local_setup,omitempty"`
-	// AbortSignal is the signal that aborts this trial, set when the trial runs inline in
-	// its experiment's workflow (workflows/trial_inline.go): TrialAbortSignal of its id.
-	// "" for a trial that is a workflow of its own, aborted by SignalAbort.
+	// AbortSignal is the signal that aborts this trial: TrialAbortSignal of its id, sent to
+	// the TrialBatchWorkflow that runs it (its watcher sends it there).
 	AbortSignal string `json:"abort_signal,omitempty"`
-	// OneStep: an inline trial runs as one activity, RunTrial (set-up, agent and finish
-	// on the worker that takes it), not SetUpTrial then RunWatchedAgent
-	// (workflows/trial_inline.go oneStepTrials).
-	OneStep bool `json:"one_step,omitempty"`
 }
 
-// TrialAbortSignal is the signal that aborts one trial run inline in its experiment's
-// workflow (SignalAbort there aborts the whole run).
+// TrialAbortSignal is the signal that aborts one trial, sent to the TrialBatchWorkflow
+// that runs it (SignalAbort to the experiment aborts the whole run).
 func TrialAbortSignal(trialID string) string { return SignalAbort + "/" + trialID }
 
 // AbortSignalOf is the signal that aborts the trial in.
@@ -243,8 +256,10 @@ type SetUp struct {
 	// bad input): the trial fails with it, its workspace verified and torn down.
 	HubError string `json:"hub_error,omitempty"`
 	// Queue is the task queue of the worker that set the trial up (its hub lives there):
-	// a light trial's later steps run on it. Empty from a worker without one.
+	// the trial's later steps run on it. Empty from a worker without one.
 	Queue string `json:"queue,omitempty"`
+	// Steps are the set-up's steps: worktree (the sandbox) and proxy (the hub).
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // AgentInput is the input of RunAgent.
@@ -255,6 +270,8 @@ type AgentInput struct {
 	// Finish: RunWatchedAgent verifies and tears the trial down itself when its agent
 	// ended on its own (WatchedAgentResult.Result).
 	Finish bool `json:"finish,omitempty"`
+	// Steps are the trial's steps before the agent (SetUp.Steps), for its result.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // WatchedAgentResult is RunWatchedAgent's: how the agent ended, the abort its watcher
@@ -311,6 +328,8 @@ type VerifyInput struct {
 	// final state) once it has read the world, with this reason: the record is complete
 	// even if the worker dies before Teardown. Teardown closes it otherwise.
 	CloseReason string `json:"close_reason,omitempty"`
+	// Steps are the trial's steps so far (worktree, proxy, agent), for its result.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // TeardownInput is the input of Teardown.
@@ -391,6 +410,10 @@ type TrialResult struct {
 	Dir         string        `json:"dir"`
 	// Output says what of the agent's stdout and stderr was dropped (nil: nothing).
 	Output *AgentOutput `json:"output,omitempty"`
+	// Steps are the trial's steps as the design names them (worktree, proxy, agent,
+	// verify, teardown) and how long each took: result.json has those before verify, the
+	// result in the workflow's history (RunTrial's, FinishTrial's) all of them.
+	Steps []Step `json:"steps,omitempty"`
 	// Model is what the model proxy saw (nil: the spec has no model.upstream).
 	Model *ModelResult `json:"model,omitempty"`
 	// Cost is what the trial's model calls used and cost (nil: no model proxy, and the
@@ -405,6 +428,12 @@ type TrialResult struct {
 	// Review is the reviewer model's answer where the record could not tell whether the
 	// world is right (nil: no review was needed or the spec names no reviewer).
 	Review *Review `json:"review,omitempty"`
+}
+
+// Step is one step of a trial and how long it took.
+type Step struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
 }
 
 // Review is what the reviewer model (model.reviewer) said of a trial.
@@ -499,18 +528,15 @@ type RecordResultInput struct {
 
 // AggregateInput is the input of Aggregate.
 type AggregateInput struct {
-	RunID   string        `json:"run_id"`
-	OutDir  string        `json:"out_dir"`
-	Spec    SpecRef       `json:"spec"`
-	Plan    spec.Plan     `json:"plan"`
-	Started time.Time     `json:"started"`
-	Results []TrialResult `json:"results"`
-	// ResultsOnDisk says Results is not given: every planned trial's result is read
-	// from its folder (trials/<id>/result.json); a trial without one was not started
-	// (after an abort) or left no result.
-	ResultsOnDisk bool   `json:"results_on_disk,omitempty"`
-	Aborted       string `json:"aborted,omitempty"`
-	AgentCommand  string `json:"agent_command,omitempty"`
+	RunID   string    `json:"run_id"`
+	OutDir  string    `json:"out_dir"`
+	Spec    SpecRef   `json:"spec"`
+	Plan    spec.Plan `json:"plan"`
+	Started time.Time `json:"started"`
+	// Every planned trial's result is read from its folder (trials/<id>/result.json); a
+	// trial without one was not started (after an abort) or left no result.
+	Aborted      string `json:"aborted,omitempty"`
+	AgentCommand string `json:"agent_command,omitempty"`
 }
 
 // UnitResult is one unit of a task (a record, a file) judged on its own: the world from
@@ -525,4 +551,72 @@ type UnitResult struct {
 	// Branched: a unit done before a --branch fault trial started (the clean trial's
 	// work, seeded into its twin), judged from that state.
 	Branched bool `json:"branched,omitempty"`
+}
+
+// SignalBatchReport is the signal a TrialBatchWorkflow sends its experiment: a
+// BatchReport, now and then, not once a trial (TrialBatchWorkflow says when).
+const SignalBatchReport = "batch-report"
+
+// SignalBatchSlots is the signal an experiment sends a batch that has trials waiting: n
+// more of the run's slots (an int) to run them in.
+const SignalBatchSlots = "batch-slots"
+
+// TrialBatchInput is the input of TrialBatchWorkflow: a run's trials at positions
+// [First, End) of the order they start in, Concurrency of them at a time. The spec's text
+// is here once for the batch; each trial's activities get it without (TrialInput), and a
+// worker reads it from the batch's start (activities specOf).
+type TrialBatchInput struct {
+	RunID            string        `json:"run_id"`
+	OutDir           string        `json:"out_dir"`
+	Spec             SpecRef       `json:"spec"`
+	Plan             spec.Plan     `json:"plan"`
+	AgentCommand     string        `json:"agent_command,omitempty"`
+	AgentTimeout     time.Duration `json:"agent_timeout,omitempty"`
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	First            int           `json:"first"`
+	End              int           `json:"end"`
+	Concurrency      int           `json:"concurrency"`
+	// BudgetUSD and ExpectedTrialUSD are the run's (chaos run --budget); Before counts
+	// the run's trials finished before the batch started (their spending), After the
+	// trials planned after it: a batch that stops at the budget says how many of the
+	// run's trials were not started.
+	BudgetUSD        float64 `json:"budget_usd,omitempty"`
+	ExpectedTrialUSD float64 `json:"expected_trial_usd,omitempty"`
+	Before           Tally   `json:"before,omitzero"`
+	After            int     `json:"after,omitempty"`
+}
+
+// TrialInput is the input of the trial t's activities: the run's settings, the spec
+// without its text (a worker has it from the batch: every trial's input stays the same
+// size whatever the spec's), and the trial's own abort signal.
+func (b TrialBatchInput) TrialInput(t spec.TrialPlan, branchFrom string) TrialInput {
+	ref := b.Spec
+	ref.YAML = nil
+	return TrialInput{
+		RunID: b.RunID, OutDir: b.OutDir, Spec: ref, Trial: t, AgentCommand: b.AgentCommand,
+		AgentTimeout: b.AgentTimeout, HeartbeatTimeout: b.HeartbeatTimeout, BranchFrom: branchFrom,
+		AbortSignal: TrialAbortSignal(t.ID),
+	}
+}
+
+// BatchReport is what a TrialBatchWorkflow tells its experiment as it runs: its counts
+// so far (cumulative, so a report may be read twice), how many trials run and how many
+// wait for a slot, how many of its slots it gives back (cumulative too: slots it has no more trials for), and a stop
+// the whole run must make (as in TrialBatchResult).
+type BatchReport struct {
+	First      int    `json:"first"`
+	Tally      Tally  `json:"tally"`
+	Running    int    `json:"running"`
+	Waiting    int    `json:"waiting"`
+	Released   int    `json:"released"`
+	NeverArmed string `json:"never_armed,omitempty"`
+	Budget     string `json:"budget,omitempty"`
+}
+
+// TrialBatchResult is what a TrialBatchWorkflow ends with.
+type TrialBatchResult struct {
+	Tally Tally `json:"tally"`
+	// NeverArmed and Budget stop the run, as in ExperimentResult.
+	NeverArmed string `json:"never_armed,omitempty"`
+	Budget     string `json:"budget,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -65,7 +66,7 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		MaxHeartbeatThrottleInterval: HeartbeatThrottle(opts.MaxTrials),
 	})
 	w.RegisterWorkflow(workflows.ExperimentWorkflow)
-	w.RegisterWorkflow(workflows.TrialWorkflow)
+	w.RegisterWorkflow(workflows.TrialBatchWorkflow)
 	w.RegisterWorkflow(workflows.ScheduledRunWorkflow)
 	acts := activities.New(c)
 	if opts.ChaosBin != "" {
@@ -90,8 +91,14 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		MaxHeartbeatThrottleInterval:       time.Second,
 	})
 	host.RegisterActivity(acts)
+	// The run's trials (RunTrial) wait on their own queue, taken MaxTrials at a time.
+	trials := sdkworker.New(c, run.TrialTaskQueue(queue), sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: opts.MaxTrials,
+		MaxHeartbeatThrottleInterval:       HeartbeatThrottle(opts.MaxTrials),
+	})
+	trials.RegisterActivityWithOptions(acts.RunTrial, activity.RegisterOptions{Name: "RunTrial"})
 	go removeOrphanContainers(acts)
-	return &pair{Worker: w, host: host}
+	return &pair{Worker: w, host: host, trials: trials}
 }
 
 // hostQueue is a task queue name only this process polls.
@@ -106,14 +113,19 @@ func hostQueue(queue string) string {
 // started and stopped together.
 type pair struct {
 	sdkworker.Worker
-	host sdkworker.Worker
+	host, trials sdkworker.Worker
 }
 
 func (p *pair) Start() error {
 	if err := p.host.Start(); err != nil {
 		return err
 	}
+	if err := p.trials.Start(); err != nil {
+		p.host.Stop()
+		return err
+	}
 	if err := p.Worker.Start(); err != nil {
+		p.trials.Stop()
 		p.host.Stop()
 		return err
 	}
@@ -125,11 +137,16 @@ func (p *pair) Run(interruptCh <-chan interface{}) error {
 		return err
 	}
 	defer p.host.Stop()
+	if err := p.trials.Start(); err != nil {
+		return err
+	}
+	defer p.trials.Stop()
 	return p.Worker.Run(interruptCh)
 }
 
 func (p *pair) Stop() {
 	p.Worker.Stop()
+	p.trials.Stop()
 	p.host.Stop()
 }
 

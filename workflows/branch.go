@@ -3,30 +3,24 @@ package workflows
 import (
 	"strconv"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/spec"
 )
 
-// branchFirst is the workflow.GetVersion change id of chaos run --branch (docs/shim.md,
-// "--branch"): the plan's clean trials run first, and each fault trial starts once
-// they are done, from its clean trial's twin. Runs started before it run in plan order.
-const branchFirst = "branch-first"
-
-// branchOrder is the order trials start in: plan order, or, under --branch, the clean
-// trials first (a continue-as-new keeps the same order: it is made from the plan).
+// branchOrder is the order trials start in: plan order, or, under chaos run --branch
+// (docs/shim.md), the clean trials first, each fault trial starting once they are done,
+// from its clean trial's twin. It is made from the plan alone, so the experiment, each
+// batch and a continue-as-new agree on it.
 type branchOrder struct {
-	on      bool
-	order   []int             // position -> index in plan.Trials
-	clean   map[string]string // cell/rep -> the clean trial's ID, and cell -> the first one
-	cleans  int               // the clean trials, the first positions
-	running int               // clean trials running
+	on     bool
+	order  []int             // position -> index in plan.Trials
+	clean  map[string]string // cell/rep -> the clean trial's ID, and cell -> the first one
+	cleans int               // the clean trials, the first positions
 }
 
-func newBranchOrder(ctx workflow.Context, plan spec.Plan) *branchOrder {
+func newBranchOrder(plan spec.Plan) *branchOrder {
 	b := &branchOrder{}
-	if !plan.Branch || workflow.GetVersion(ctx, branchFirst, workflow.DefaultVersion, 1) != 1 {
+	if !plan.Branch {
 		return b
 	}
 	b.on, b.clean = true, map[string]string{}
@@ -57,15 +51,6 @@ func (b *branchOrder) trial(i int) int {
 	return b.order[i]
 }
 
-// ready says whether the trial at position i may start: a fault trial waits for every
-// clean trial started before it (all of them come first).
-func (b *branchOrder) ready(i int) bool {
-	if !b.on || i < b.cleans || b.running == 0 {
-		return true
-	}
-	return false
-}
-
 // from is the clean trial a fault trial starts from: its cell's of the same replicate,
 // else its cell's first ("" for a clean trial, or without --branch).
 func (b *branchOrder) from(t spec.TrialPlan) string {
@@ -76,16 +61,4 @@ func (b *branchOrder) from(t spec.TrialPlan) string {
 		return id
 	}
 	return b.clean[t.Cell]
-}
-
-func (b *branchOrder) started(t spec.TrialPlan) {
-	if b.on && t.Condition == faults.CleanID {
-		b.running++
-	}
-}
-
-func (b *branchOrder) finished(t spec.TrialPlan) {
-	if b.on && t.Condition == faults.CleanID {
-		b.running--
-	}
 }

@@ -3,13 +3,8 @@ package workflows
 import (
 	"fmt"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/crashwall/chaos/cost"
 )
-
-// versionRunBudget guards stopping a run's new trials at its budget (chaos run --budget).
-const versionRunBudget = "run-budget"
 
 // budget decides, before each trial starts, whether the run can still afford it.
 type budget struct {
@@ -19,12 +14,11 @@ type budget struct {
 	stopped string
 }
 
-func newBudget(ctx workflow.Context, in ExperimentInput) *budget {
-	b := &budget{}
-	if in.BudgetUSD > 0 && workflow.GetVersion(ctx, versionRunBudget, workflow.DefaultVersion, 1) == 1 {
-		b.usd, b.expected = in.BudgetUSD, in.ExpectedTrialUSD
+func newBudget(usd, expected float64) *budget {
+	if usd <= 0 {
+		return &budget{}
 	}
-	return b
+	return &budget{usd: usd, expected: expected}
 }
 
 // stops says whether starting one more trial could exceed the budget: what the finished

@@ -1,202 +1,259 @@
 package workflows
 
 import (
-	"fmt"
+	"cmp"
 	"maps"
-	"sort"
+	"slices"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/crashwall/chaos/run"
 )
 
-// resultsOnDisk is the workflow.GetVersion change id of leaving trial results in their
-// folders (Aggregate reads them there) instead of carrying them in the workflow.
-const resultsOnDisk = "results-on-disk"
-
-// ExperimentWorkflow runs a planned experiment: TrialWorkflow children, at most
-// Plan.Concurrency at a time, then the Aggregate activity. It answers the "progress"
-// query and takes an "abort" signal (no new trials; running ones are cancelled and torn
-// down). After HistoryLimit trials it continues as new, carrying the counts so far; the
-// results themselves are in the trial folders.
+// ExperimentWorkflow runs a planned experiment: its trials in TrialBatchWorkflow children
+// of at most BatchSize trials each, Plan.Concurrency trials in flight over all of them,
+// then the Aggregate activity.
+//
+//	ExperimentWorkflow ──child──> TrialBatchWorkflow [0,200)   share 200 ─┐ RunTrial per trial
+//	  concurrency 1,000 ─child──> TrialBatchWorkflow [200,400) share 200  ├ on the trial queue
+//	                    ...                                              ─┘
+//	  <── signal batch-report (counts, trials running, slots given back), sparse
+//
+// The concurrency is shared out as slots: a batch gets a share of the free ones (at most
+// its trials), runs that many at once, and gives slots back once it has no trial left for
+// them (in its reports, and all of them when it ends). Free slots start a new batch when
+// there are at least a quarter of a full share (or its trials), else go to the live
+// batches with trials waiting (SignalBatchSlots): so no slot idles while a trial waits,
+// but for the time a report takes (reportEvery).
+//
+// It answers the "progress" query from its own counts and its batches' last reports
+// (at most reportEvery late), and takes an "abort" signal (no new trials; the batches are
+// cancelled, and their running trials aborted and torn down). Under --branch the batches
+// of clean trials come first, and a batch of fault trials starts once they have all
+// ended. Under --budget one batch runs at a time, so that each trial's start is decided
+// where every running trial's spending is known. After HistoryLimit trials handed out it
+// waits for its batches and continues as new, carrying the counts so far; the results
+// themselves are in the trial folders.
 func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentResult, error) {
 	logger := workflow.GetLogger(ctx)
 	total := len(in.Plan.Trials)
-	limit := in.HistoryLimit
-	if limit <= 0 {
-		limit = DefaultHistoryLimit
-	}
+	limit := cmp.Or(in.HistoryLimit, DefaultHistoryLimit)
+	size := cmp.Or(in.BatchSize, run.DefaultBatchSize)
 	concurrency := max(in.Plan.Concurrency, 1)
+	order := newBranchOrder(in.Plan)
 
-	// Runs started before this change carry every result in the workflow (and hit
-	// Temporal's payload limit at about 1,900 trials); since, results stay in the trial
-	// folders and the workflow keeps only counts.
-	onDisk := workflow.GetVersion(ctx, resultsOnDisk, workflow.DefaultVersion, 1) == 1
-	light := workflow.GetVersion(ctx, lightTrial, workflow.DefaultVersion, 1) == 1 // trial_light.go
-	localSetUp := light && workflow.GetVersion(ctx, localSetUpTrial, workflow.DefaultVersion, 1) == 1
-	inline := localSetUp && workflow.GetVersion(ctx, inlineTrials, workflow.DefaultVersion, 1) == 1 // trial_inline.go
-	oneStep := inline && workflow.GetVersion(ctx, oneStepTrials, workflow.DefaultVersion, 1) == 1   // trial_inline.go
-	results := append([]TrialResult(nil), in.Results...)
-	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By)}
-	for _, r := range in.Results {
-		tally.Add(r)
-	}
+	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By), SpentUSD: in.Tally.SpentUSD}
 	next := in.Next
 	aborted := in.Aborted
-	neverArmed := ""
-	running := 0
+	neverArmed, budgetStop := "", ""
+
+	type batch struct {
+		first, end, share int // share: the slots given it, top-ups included
+		released          int // slots given back, as last reported
+		waiting           int // trials waiting for a slot, as last known
+		started           bool
+		report            *BatchReport
+	}
+	live := map[int]*batch{} // by first position
+	free := concurrency
 
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) {
-		p := Progress{Total: total, Done: tally.Done, Running: running, ByOutcome: maps.Clone(tally.By), Aborted: aborted}
+		p := Progress{Total: total, Done: tally.Done, ByOutcome: maps.Clone(tally.By), Aborted: aborted}
 		if p.ByOutcome == nil {
 			p.ByOutcome = map[string]int{}
+		}
+		for _, b := range live {
+			if b.report == nil {
+				p.Running += b.share // started, not yet heard from
+				continue
+			}
+			p.Running += b.report.Running
+			p.Done += b.report.Tally.Done
+			for k, n := range b.report.Tally.By {
+				p.ByOutcome[k] += n
+			}
 		}
 		return p, nil
 	}); err != nil {
 		return ExperimentResult{}, err
 	}
 
-	budget := newBudget(ctx, in)
-	childCtx, cancelChildren := workflow.WithCancel(ctx)
-	abortCh := workflow.GetSignalChannel(ctx, SignalAbort)
+	batchCtx, cancelBatches := workflow.WithCancel(ctx)
+	stopRun := func(reason string, cancel bool) {
+		if aborted != "" && aborted != budgetStop {
+			return
+		}
+		// A run stopped by its budget lets its running trials finish; an abort (or a
+		// model fault that can never be armed) still cancels them.
+		aborted = reason
+		if cancel {
+			cancelBatches()
+		}
+	}
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAbort), func(c workflow.ReceiveChannel, _ bool) {
 		var reason string
 		c.Receive(ctx, &reason)
 		if reason == "" {
 			reason = "aborted"
 		}
-		if aborted == "" || aborted == budget.stopped {
-			// (A run stopped by its budget lets its running trials finish; an abort
-			// still cancels them.)
-			aborted = reason
-			logger.Info("run aborted", "reason", reason)
-			cancelChildren()
+		logger.Info("run aborted", "reason", reason)
+		stopRun(reason, true)
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBatchReport), func(c workflow.ReceiveChannel, _ bool) {
+		var r BatchReport
+		c.Receive(ctx, &r)
+		b := live[r.First]
+		if b == nil || (b.report != nil && b.report.Tally.Done > r.Tally.Done) {
+			return // from a batch that has ended, or older than one read
 		}
-	})
-
-	// Results are written in a context an abort does not cancel.
-	wctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
-	var writes []workflow.Future
-	if onDisk {
-		// Results carried over from a run of the workflow before this change.
-		for _, r := range results {
-			if r.Dir == "" {
-				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
+		b.report = &r
+		b.waiting = r.Waiting
+		if r.Released > b.released {
+			free += r.Released - b.released
+			b.released = r.Released
+		}
+		switch {
+		case r.NeverArmed != "":
+			if neverArmed == "" {
+				neverArmed = r.NeverArmed
 			}
+			stopRun(r.NeverArmed, true)
+		case r.Budget != "":
+			if budgetStop == "" {
+				budgetStop = r.Budget
+			}
+			stopRun(r.Budget, false)
 		}
-		results = nil
-	}
+	})
 
-	// chaos run --branch (branch.go): clean trials first, fault trials once they are done.
-	br := newBranchOrder(ctx, in.Plan)
-	startedHere := 0
-	start := func(i int) {
-		t := in.Plan.Trials[br.trial(i)]
-		tin := TrialInput{
-			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Trial: t, AgentCommand: in.AgentCommand,
-			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout, Light: light, LocalSetUp: localSetUp, BranchFrom: br.from(t),
+	handedOut := 0
+	// batchEnd is where the batch starting at next ends: BatchSize trials, never past the
+	// history limit, nor across the line between clean and fault trials under --branch.
+	batchEnd := func() int {
+		end := min(next+size, next+limit-handedOut, total)
+		if order.on && next < order.cleans {
+			end = min(end, order.cleans)
 		}
-		var fut workflow.Future
-		if inline {
-			tin.AbortSignal = TrialAbortSignal(t.ID)
-			tin.OneStep = oneStep
-			f, settle := workflow.NewFuture(childCtx)
-			workflow.Go(childCtx, func(c workflow.Context) { settle.Set(inlineTrial(c, tin)) })
-			fut = f
-		} else {
-			cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
-				WorkflowID:            TrialWorkflowID(in.RunID, t.ID),
-				WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-				ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-				WaitForCancellation:   true,
-				RetryPolicy:           trialRetry(light),
-			})
-			fut = workflow.ExecuteChildWorkflow(cctx, TrialWorkflow, tin)
+		return end
+	}
+	canStart := func() bool {
+		if aborted != "" || next >= total || handedOut >= limit || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= experimentEvents {
+			return false
 		}
-		running++
-		br.started(t)
-		startedHere++
-		sel.AddFuture(fut, func(f workflow.Future) {
-			running--
-			br.finished(t)
-			var r TrialResult
-			if err := f.Get(ctx, &r); err != nil {
-				r = TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeFailed, Reason: "trial workflow: " + err.Error()}
-				if aborted != "" {
-					r.Outcome, r.Reason = OutcomeAborted, aborted
+		if in.BudgetUSD > 0 && len(live) > 0 {
+			return false
+		}
+		if order.on && next >= order.cleans {
+			for _, b := range live {
+				if b.first < order.cleans {
+					return false // a fault trial waits for every clean trial
 				}
 			}
-			tally.Add(r)
-			if r.Model != nil && r.Model.NeverCalled && aborted == "" &&
-				workflow.GetVersion(ctx, versionStopNeverArmed, workflow.DefaultVersion, 1) == 1 {
-				// The agent ran to its end without calling {llm_url}: the model fault can
-				// never be armed in this run, so every further trial would be wasted.
-				neverArmed = fmt.Sprintf("trial %s ran to its end with no model call at the model proxy, so model fault %s can never be armed in this run", r.ID, r.Model.Fault)
-				aborted = neverArmed
-				logger.Error("run stopped: model fault never armed", "trial", r.ID, "fault", r.Model.Fault, "proxy", r.Model.Proxy)
-				cancelChildren()
+		}
+		need := min((min(concurrency, size)+3)/4, batchEnd()-next)
+		return free >= need
+	}
+	startBatch := func() {
+		end := batchEnd()
+		b := &batch{first: next, end: end, share: min(free, end-next)}
+		b.waiting = end - next - b.share
+		bin := TrialBatchInput{
+			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, AgentCommand: in.AgentCommand,
+			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout,
+			First: b.first, End: b.end, Concurrency: b.share,
+			BudgetUSD: in.BudgetUSD, ExpectedTrialUSD: in.ExpectedTrialUSD, Before: tally, After: total - end,
+		}
+		cctx := workflow.WithChildOptions(batchCtx, workflow.ChildWorkflowOptions{
+			WorkflowID:            run.TrialBatchWorkflowID(in.RunID, b.first),
+			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+			WaitForCancellation:   true,
+		})
+		fut := workflow.ExecuteChildWorkflow(cctx, TrialBatchWorkflow, bin)
+		free -= b.share
+		live[b.first] = b
+		handedOut += end - next
+		next = end
+		sel.AddFuture(fut.GetChildWorkflowExecution(), func(workflow.Future) { b.started = true })
+		sel.AddFuture(fut, func(f workflow.Future) {
+			delete(live, b.first)
+			free += b.share - b.released
+			var r TrialBatchResult
+			if err := f.Get(ctx, &r); err != nil {
+				// Its trials' results are in their folders (Aggregate reads them); the
+				// counts are what it last reported.
+				logger.Error("a batch of trials failed", "first", b.first, "error", err)
+				if b.report != nil {
+					r.Tally = b.report.Tally
+				}
 			}
-			switch {
-			case !onDisk:
-				results = append(results, r)
-			case r.Dir == "":
-				// Made here or by the trial's workflow, not written by its Verify: write
-				// it where Aggregate reads results from.
-				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
+			tally.Merge(r.Tally)
+			if r.NeverArmed != "" {
+				if neverArmed == "" {
+					neverArmed = r.NeverArmed
+				}
+				stopRun(r.NeverArmed, true)
+			}
+			if r.Budget != "" {
+				if budgetStop == "" {
+					budgetStop = r.Budget
+				}
+				stopRun(r.Budget, false)
 			}
 		})
 	}
-	// waitWrites waits for the results being written; one that cannot be written is
-	// read by Aggregate as a trial that left no result, and logged.
-	waitWrites := func() {
-		for _, f := range writes {
-			if err := f.Get(wctx, nil); err != nil {
-				logger.Warn("a trial's result could not be written to its folder", "error", err)
+
+	// topUp gives the free slots no new batch can take to the batches with trials waiting,
+	// the most waiting first: a batch that drains gives its slots back, and they must not
+	// idle while another batch's trials wait behind its share.
+	topUp := func() {
+		firsts := slices.Sorted(maps.Keys(live))
+		for free > 0 {
+			var best *batch
+			for _, f := range firsts {
+				// (A batch not started yet cannot take a signal.)
+				if b := live[f]; b.started && b.waiting > 0 && (best == nil || b.waiting > best.waiting) {
+					best = b
+				}
 			}
+			if best == nil || aborted != "" {
+				return
+			}
+			n := min(free, best.waiting)
+			// Not waited on: the batch takes them when it can, or gives them back.
+			workflow.SignalExternalWorkflow(ctx, run.TrialBatchWorkflowID(in.RunID, best.first), "", SignalBatchSlots, n)
+			best.share += n
+			best.waiting -= n
+			free -= n
 		}
-		writes = nil
 	}
 
 	for {
-		for aborted == "" && running < concurrency && next < total && startedHere < limit && br.ready(next) {
-			if budget.stops(tally, running, total-next) {
-				aborted = budget.stopped
-				break
-			}
-			start(next)
-			next++
+		for canStart() {
+			startBatch()
 		}
-		if running == 0 {
+		topUp()
+		if len(live) == 0 {
 			break
 		}
 		sel.Select(ctx)
 	}
 
-	waitWrites()
 	if aborted == "" && next < total {
 		// The history is getting long: carry on in a fresh run of this workflow.
-		in.Next, in.Results, in.Aborted = next, results, aborted
-		if onDisk {
-			in.Results, in.Tally = nil, tally
-		}
+		in.Next, in.Tally, in.Aborted = next, tally, aborted
 		return ExperimentResult{}, workflow.NewContinueAsNewError(ctx, ExperimentWorkflow, in)
 	}
 
-	// Trials never started after an abort are recorded as aborted, so every planned trial
-	// appears once in the results (with results on disk, Aggregate does this).
-	for ; !onDisk && next < total && aborted != ""; next++ {
-		t := in.Plan.Trials[br.trial(next)]
-		results = append(results, TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeAborted, Reason: "not started: " + aborted})
-	}
-	sort.Slice(results, func(i, j int) bool { return results[i].ID < results[j].ID })
-
+	// Aggregate heartbeats: a server or database restart loses its completion, and its
+	// heartbeat timeout, not its start-to-close, then says so.
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    aggregateHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	if aborted != "" {
@@ -205,27 +262,20 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	var summary Summary
 	err := workflow.ExecuteActivity(actx, a.Aggregate, AggregateInput{
 		RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, Started: in.Started,
-		Results: results, ResultsOnDisk: onDisk, Aborted: aborted, AgentCommand: in.AgentCommand,
+		Aborted: aborted, AgentCommand: in.AgentCommand,
 	}).Get(actx, &summary)
 	if err != nil {
 		return ExperimentResult{}, err
 	}
-	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Results: results, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budget.stopped}, nil
+	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budgetStop}, nil
 }
 
-// versionStopNeverArmed guards stopping the run at the first trial that proves its model
-// fault can never be armed (runs started before it ran every trial).
-const versionStopNeverArmed = "stop-never-armed"
+// experimentEvents is the history length past which a run of the experiment's workflow
+// hands out no more batches and continues as new once they end: its batches' reports
+// come at most one per batch every reportEvery, so a long run of slow trials could
+// otherwise outgrow it before its HistoryLimit of trials.
+const experimentEvents = 10_000
 
-// trialRetry is the retry policy of one trial's workflow. A light trial's attempt fails only
-// when its worker was lost (ErrWorkerLost: starved past its heartbeat timeout, killed, or
-// out of slots); anything else ends as a result. So its bound is a guard against a pool of
-// workers that can never hold it, not a judgement of the trial: ten attempts, each from a
-// fresh folder, 1 s apart doubling to a minute, before the trial is recorded as failed with
-// the last loss as its reason. (A session trial keeps its three.)
-func trialRetry(light bool) *temporal.RetryPolicy {
-	if light {
-		return &temporal.RetryPolicy{MaximumAttempts: 10, InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
-	}
-	return &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second}
-}
+// aggregateHeartbeat is Aggregate's heartbeat timeout: it heartbeats every few seconds
+// (activities.Aggregate), so one this silent lost its worker or its server.
+const aggregateHeartbeat = 30 * time.Second

@@ -30,7 +30,7 @@ type fakeTrials struct {
 	ids                          map[string]int
 }
 
-// child is a stand-in TrialWorkflow that takes a minute of workflow time.
+// child is a stand-in trial that takes a minute of workflow time.
 func (f *fakeTrials) child(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 	f.running++
 	f.started++
@@ -54,18 +54,17 @@ func newExperimentEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *fakeTr
 func newExperimentEnvWrites(t *testing.T, child func(workflow.Context, TrialInput) (TrialResult, error)) (*testsuite.TestWorkflowEnvironment, *fakeTrials, *AggregateInput, *[]TrialResult) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(TrialWorkflow)
+	env.RegisterWorkflow(TrialBatchWorkflow)
 	env.RegisterActivity(a)
 	f := &fakeTrials{ids: map[string]int{}}
 	if child == nil {
 		child = f.child
 	}
-	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(child)
 	standIn(t, child)
 	agg := &AggregateInput{}
 	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(func(_ context.Context, in AggregateInput) (Summary, error) {
 		*agg = in
-		return Summary{Trials: len(in.Results)}, nil
+		return Summary{Trials: len(in.Plan.Trials)}, nil
 	}).Maybe()
 	var written []TrialResult
 	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
@@ -75,11 +74,10 @@ func newExperimentEnvWrites(t *testing.T, child func(workflow.Context, TrialInpu
 	return env, f, agg, &written
 }
 
-// standIn makes each attempt of an inline trial (trial_inline.go) run trial, as the
-// tests' mocked TrialWorkflow does for a trial of its own.
+// standIn makes each attempt of a trial run trial instead of its activities.
 func standIn(t *testing.T, trial func(workflow.Context, TrialInput) (TrialResult, error)) {
 	runAttempt = func(ctx workflow.Context, in TrialInput, _ int) (TrialResult, error) { return trial(ctx, in) }
-	t.Cleanup(func() { runAttempt = runLightTrial })
+	t.Cleanup(func() { runAttempt = runTrial })
 }
 
 func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
@@ -94,7 +92,6 @@ func TestExperimentRunsEveryTrialWithinConcurrency(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var res ExperimentResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Empty(t, res.Results, "results stay in the trial folders")
 	require.Equal(t, 3, f.maxRunning, "concurrency limit")
 	require.Equal(t, 7, f.started)
 	for id, n := range f.ids {
@@ -117,8 +114,6 @@ func TestExperimentAbortStopsNewTrials(t *testing.T) {
 	// the cancel); the four never started are Aggregate's to list, from the plan, as
 	// aborted ("not started": activities' TestAggregateReadsResultsFromDisk).
 	require.Equal(t, "enough", agg.Aborted)
-	require.True(t, agg.ResultsOnDisk, "Aggregate reads the results from the trial folders")
-	require.Empty(t, agg.Results, "no result travels in Aggregate's input")
 	require.Len(t, agg.Plan.Trials, 6, "Aggregate gets the whole plan")
 }
 
@@ -143,7 +138,7 @@ func TestExperimentWritesResultsItMade(t *testing.T) {
 	require.Equal(t, "main/clean/2", w.ID)
 	require.Equal(t, OutcomeFailed, w.Outcome)
 	require.Contains(t, w.Reason, "boom")
-	require.True(t, agg.ResultsOnDisk)
+	require.Len(t, agg.Plan.Trials, 3)
 }
 
 func TestExperimentContinuesAsNew(t *testing.T) {
@@ -157,7 +152,6 @@ func TestExperimentContinuesAsNew(t *testing.T) {
 	var next ExperimentInput
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.Equal(t, 2, next.Next)
-	require.Empty(t, next.Results)
 	require.Equal(t, Tally{Done: 2, By: map[string]int{"correct": 2}}, next.Tally)
 }
 
@@ -167,7 +161,7 @@ func TestExperimentContinuesAsNew(t *testing.T) {
 func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(TrialWorkflow)
+	env.RegisterWorkflow(TrialBatchWorkflow)
 	env.RegisterActivity(a)
 	started := 0
 	trial := func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
@@ -176,7 +170,6 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeFailed, Verdict: "no_verdict",
 			Model: &run.ModelResult{Fault: "llm_error_single", NeverCalled: in.Trial.Rep == 2}}, nil
 	}
-	env.OnWorkflow(TrialWorkflow, mock.Anything, mock.Anything).Return(trial)
 	standIn(t, trial)
 	recorded := 0
 	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
@@ -198,20 +191,16 @@ func TestExperimentStopsWhenModelFaultNeverArmed(t *testing.T) {
 	// The two trials that ran are written to their folders; Aggregate records the four
 	// never started as aborted, with the run's reason.
 	require.Equal(t, 2, recorded)
-	require.True(t, agg.ResultsOnDisk)
 	require.Equal(t, res.NeverArmed, agg.Aborted)
 }
 
-// TestLightTrialLostManyTimesIsRunAgain: a light trial whose worker is lost again and again
-// (starved past its heartbeat timeout, say) is run again each time, past the three
-// attempts of a session trial, and ends with its real result, not failed.
-func TestLightTrialLostManyTimesIsRunAgain(t *testing.T) {
+// TestTrialLostManyTimesIsRunAgain: a trial whose worker is lost again and again (starved
+// past its heartbeat timeout, say) is run again each time and ends with its real result,
+// not failed.
+func TestTrialLostManyTimesIsRunAgain(t *testing.T) {
 	attempts := 0
 	env, _, _, written := newExperimentEnvWrites(t, func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 		attempts++
-		if !in.Light || !in.LocalSetUp {
-			return TrialResult{}, errors.New("want a light trial set up locally (a new run's)")
-		}
 		if attempts <= 6 {
 			return TrialResult{}, temporal.NewApplicationError("the worker running the trial was lost during run agent", ErrWorkerLost)
 		}

@@ -8,9 +8,11 @@ import (
 )
 
 // TestReplay replays histories recorded from real runs on the embedded server (see
-// tests/run: go test ./tests/run -run TestRecordHistories -update-histories). A change
-// to a workflow that breaks determinism for runs already in flight fails here: guard it
-// with workflow.GetVersion.
+// tests/run: go test ./tests/run -run TestRecordHistories -update-histories): one run of
+// the current shape (its experiment's and its batch's) and a scheduled run. A change to a
+// workflow that alters its commands fails here: record the histories again and bump
+// run.Shape, so that chaos resume refuses runs of the shape before (until chaos has a
+// release, no workflow.GetVersion).
 func TestReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.history.json")
 	if err != nil {
@@ -23,7 +25,7 @@ func TestReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(ExperimentWorkflow)
-			r.RegisterWorkflow(TrialWorkflow)
+			r.RegisterWorkflow(TrialBatchWorkflow)
 			// scheduled.history.json: go test ./tests/store -run TestScheduleFindsARegression -update-histories
 			r.RegisterWorkflow(ScheduledRunWorkflow)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {

@@ -128,7 +128,7 @@ func ScheduledRunWorkflow(ctx workflow.Context, in ScheduledRunInput) (Scheduled
 	var res ExperimentResult
 	if err := workflow.ExecuteChildWorkflow(cctx, ExperimentWorkflow, ExperimentInput{
 		RunID: runID, Spec: in.Spec, Plan: plan.Plan, OutDir: plan.OutDir, AgentCommand: in.AgentCommand,
-		Started: started, AgentTimeout: plan.AgentTimeout,
+		Started: started, AgentTimeout: plan.AgentTimeout, Shape: run.Shape,
 	}).Get(ctx, &res); err != nil {
 		return ScheduledRunResult{}, err
 	}

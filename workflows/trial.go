@@ -1,10 +1,12 @@
-// Package workflows holds the Temporal workflows of a run: ExperimentWorkflow runs the
-// planned trials as TrialWorkflow children, N at a time; TrialWorkflow runs one trial's
-// activities in one worker session. Workflow code is deterministic and does no I/O.
+// Package workflows holds the Temporal workflows of a run: ExperimentWorkflow hands the
+// planned trials to TrialBatchWorkflow children, a few hundred each, so that as many run
+// at once as the run asks; a batch runs each trial as one activity, RunTrial, and
+// finishes what it did not. Workflow code is deterministic and does no I/O.
 package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -24,251 +26,265 @@ const (
 	defaultAgentTime = 5 * time.Minute
 )
 
-// ErrWorkerLost is the error type a trial ends with when the worker that held its session
-// is gone: the experiment's retry policy runs the trial again, from a fresh folder.
+// ErrWorkerLost is the error type an attempt of a trial ends with when the worker that ran
+// it is gone: the trial is run again, from a fresh folder (trialAttempts).
 const ErrWorkerLost = "worker_lost"
 
-// watcherNotAwaited is the workflow.GetVersion change id of not waiting for WatchEvents
-// to acknowledge its cancel once the agent is done.
-const watcherNotAwaited = "watcher-not-awaited"
+// WatchedAgentResult is RunTrial's result (an alias, as in types.go).
+type WatchedAgentResult = run.WatchedAgentResult
 
-// retryOnLostWorker is the workflow.GetVersion change id of ending an attempt whose worker
-// was lost with ErrWorkerLost (before: the trial was recorded as failed).
-const retryOnLostWorker = "retry-trial-on-lost-worker"
+// lostRetry is how a trial whose worker was lost is run again: ten attempts, each from a
+// fresh folder, 1 s apart doubling to a minute, before it is recorded failed with the
+// last loss as its reason. It guards against a pool of workers that can never hold the
+// trial; it is not a judgement of the trial, and a trial waiting for a free slot never
+// spends one (RunTrial has no schedule-to-start timeout: it waits in the trial queue).
+var lostRetry = temporal.RetryPolicy{MaximumAttempts: 10, InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
 
-// cancelledIsAborted is the workflow.GetVersion change id of recording a trial whose run
-// was cancelled as aborted even when its agent ended first.
-const cancelledIsAborted = "cancelled-is-aborted"
+// runAttempt runs one attempt of a trial: runTrial (a stand-in in the experiment's own
+// tests).
+var runAttempt = runTrial
 
-// retryOnNoSession is the workflow.GetVersion change id of ending an attempt that got no
-// worker session with ErrWorkerLost, or as aborted when the run was cancelled meanwhile
-// (before: the trial was recorded as failed).
-const retryOnNoSession = "retry-trial-on-no-session"
-
-// foldedSteps is the workflow.GetVersion change id of running the trial's quick steps two
-// by two: SetUpTrial (PrepareWorkspace + StartHub) and FinishTrial (Verify + Teardown),
-// one round trip through the server each (before: four).
-const foldedSteps = "folded-trial-steps"
-
-// TrialWorkflow runs one trial:
-//
-//	session ─ SetUpTrial ─┬─ RunAgent ────┬─ FinishTrial
-//	                      └─ WatchEvents ─┘
-//	signal "abort" (from the watcher or a person) ──> cancel RunAgent
-//
-// SetUpTrial is PrepareWorkspace and StartHub, FinishTrial is Verify and Teardown (runs
-// started before foldedSteps ran the four one by one). All activities run in one worker
-// session, so the hub, the agent and the workspace are on the same host; they stay
-// activities (not local ones, which run wherever the workflow task does). Teardown runs
-// in a disconnected context, also after a cancel, unless FinishTrial did it.
-func TrialWorkflow(ctx workflow.Context, in TrialInput) (TrialResult, error) {
-	if in.Light {
-		return lightTrialWorkflow(ctx, in) // trial_light.go
+// trialAttempts runs the trial, attempt after attempt while its worker is lost, and
+// returns its result, or the last attempt's error. A signal left from an attempt before
+// is dropped at the start of the next.
+func trialAttempts(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+	interval := lostRetry.InitialInterval
+	abortCh := workflow.GetSignalChannel(ctx, in.AbortSignal)
+	for attempt := 1; ; attempt++ {
+		var stale string
+		for abortCh.ReceiveAsync(&stale) {
+		}
+		r, err := runAttempt(ctx, in, attempt)
+		var app *temporal.ApplicationError
+		if err == nil || !errors.As(err, &app) || app.Type() != ErrWorkerLost ||
+			attempt >= int(lostRetry.MaximumAttempts) || ctx.Err() != nil {
+			return r, err
+		}
+		if workflow.Sleep(ctx, interval) != nil {
+			return r, err
+		}
+		interval = min(time.Duration(float64(interval)*lostRetry.BackoffCoefficient), lostRetry.MaximumInterval)
 	}
+}
+
+// runTrial runs one attempt of a trial:
+//
+//	RunTrial <trial>/run/<n>         trial queue (run.TrialTaskQueue): set-up, agent, verify, teardown
+//	[FinishTrial <trial>/finish/<n>] the worker's own queue, when RunTrial did not finish
+//	[Teardown <trial>/teardown/<n>]  the worker's own queue, when FinishTrial failed
+//	signal abort/<trial> (its watcher, or a person) ──> cancel RunTrial
+//
+// RunTrial runs on whichever worker takes it from the trial queue, which that worker
+// polls with as many slots as trials it runs at once: a trial that finds none waits there,
+// unstarted, spending nothing. An agent that ends on its own is verified and torn down
+// inside it. Every other ending (an abort, a cancel, a hub that did not start, a failed
+// verify) is finished here, on the queue of the worker that set it up, which RunTrial
+// names in its result or in its cancel's details. A worker lost meanwhile (RunTrial's
+// heartbeat stops, or the finish is not started on its queue) ends the attempt with
+// ErrWorkerLost; the trial runs again.
+func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, error) {
 	logger := workflow.GetLogger(ctx)
 	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
+	agentTimeout, heartbeatTimeout := trialTimeouts(in)
 
-	agentTimeout := defaultAgentTime
-	if in.AgentTimeout > 0 {
-		agentTimeout = in.AgentTimeout
-	}
-	// A worker starved of CPU answers late; only one silent for this long is lost.
-	heartbeatTimeout := in.HeartbeatTimeout
-	if heartbeatTimeout <= 0 {
-		heartbeatTimeout = run.HeartbeatTimeoutFor(agentTimeout)
-	}
-	sess, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
-		CreationTimeout:  time.Minute,
-		ExecutionTimeout: 2*agentTimeout + 2*setupTimeout,
-		HeartbeatTimeout: heartbeatTimeout,
-	})
-	if err != nil {
-		if workflow.GetVersion(ctx, retryOnNoSession, workflow.DefaultVersion, 1) == 1 {
-			if ctx.Err() != nil {
-				result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled before the trial started"
-				return result, nil
-			}
-			// No worker took the session in time (all busy, or starved): not the trial's
-			// fault; the experiment's retry runs it again.
-			return TrialResult{}, temporal.NewApplicationError("no worker session: "+err.Error(), ErrWorkerLost)
-		}
-		result.Outcome, result.Reason = OutcomeFailed, "no worker session: "+err.Error()
-		return result, nil
-	}
-	defer workflow.CompleteSession(sess)
-	folded := workflow.GetVersion(ctx, foldedSteps, workflow.DefaultVersion, 1) == 1
-
-	setupCtx := workflow.WithActivityOptions(sess, workflow.ActivityOptions{
-		// Verify and Teardown run in contexts the session's failure does not cancel: a
-		// worker that died after they were scheduled must not keep them queued for ever.
+	// The worker's own queue, once RunTrial names it. Nothing polls a dead worker's
+	// queue: a step there that no worker starts within setupTimeout means it is lost.
+	hostCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ScheduleToStartTimeout: setupTimeout,
 		StartToCloseTimeout:    setupTimeout,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad_input"}},
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}},
 	})
+	// step names a step's activity: unique in the batch's history, readable in the web UI.
+	step := func(c workflow.Context, name string) workflow.Context {
+		o := workflow.GetActivityOptions(c)
+		o.ActivityID = fmt.Sprintf("%s/%s/%d", in.Trial.ID, name, attempt)
+		return workflow.WithActivityOptions(c, o)
+	}
 
-	// A worker that was killed (or cut off for longer than the heartbeat timeout) takes the
-	// hub, the agent and the session with it: its session fails, or an activity on it stops
-	// heartbeating. Nothing of this attempt can run any more, Teardown included, and its
-	// evidence is incomplete; the attempt ends with ErrWorkerLost and is run again.
+	var ws Workspace
+	var abortReason string
+	teardownReason := "agent exited"
+
 	workerLost := false
 	lost := func(err error) bool {
 		var timeout *temporal.TimeoutError
 		var app *temporal.ApplicationError
-		gone := workflow.GetSessionInfo(sess).SessionState == workflow.SessionStateFailed ||
-			(errors.As(err, &app) && app.Type() == activities.ErrHeartbeatLost) ||
+		return (errors.As(err, &app) && app.Type() == activities.ErrHeartbeatLost) ||
 			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
 				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
-		if gone && workflow.GetVersion(ctx, retryOnLostWorker, workflow.DefaultVersion, 1) == 1 {
-			workerLost = true
-		}
-		return workerLost
 	}
 	retry := func(stage string, err error) (TrialResult, error) {
 		msg := "the worker running the trial was lost during " + stage
 		if err != nil {
 			msg += ": " + err.Error()
 		}
+		if abortReason != "" || ctx.Err() != nil {
+			// An aborted trial (or one whose run was cancelled) is never run again: a
+			// retry would start its agent anew after the abort (an agent's activity can
+			// go silent while it stops a starved agent). It is aborted; the teardown is
+			// still tried on its host.
+			reason := abortReason
+			if reason == "" {
+				reason = "the run was cancelled"
+			}
+			logger.Warn(msg+"; the trial was aborted, not run again", "trial", in.Trial.ID)
+			teardownReason = "aborted: " + reason
+			r := result
+			r.Outcome, r.Reason = OutcomeAborted, reason+" ("+msg+")"
+			return r, nil
+		}
+		workerLost = true
 		logger.Warn(msg, "trial", in.Trial.ID)
 		return TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
 	}
-
-	var ws Workspace
-	var abortReason string
-	teardownReason := "agent exited"
-	tornDown := false // by FinishTrial
+	tornDown := false // by RunTrial or FinishTrial, or nothing to tear down
 	defer func() {
-		if workerLost {
-			return // its hub died with its worker; the next attempt starts afresh
-		}
-		if tornDown {
+		if workerLost || tornDown {
 			return
 		}
-		// Teardown always runs, on the same session, even when the trial was cancelled.
-		dctx, cancel := workflow.NewDisconnectedContext(setupCtx)
+		// Teardown always runs, on the hub's worker, even when the trial was cancelled.
+		dctx, cancel := workflow.NewDisconnectedContext(hostCtx)
 		defer cancel()
-		err := workflow.ExecuteActivity(dctx, a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
+		err := workflow.ExecuteActivity(step(dctx, "teardown"), a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
 		if err != nil {
 			logger.Warn("teardown failed", "trial", in.Trial.ID, "error", err)
 		}
 	}()
-
+	finish := func(c workflow.Context, verify VerifyInput) (TrialResult, error) {
+		res, err := finishTrial(step(c, "finish"), verify, result, &tornDown)
+		if err != nil && lost(err) {
+			return retry("verify", err)
+		}
+		return res, nil
+	}
 	fail := func(stage string, err error) (TrialResult, error) {
-		// Cancelled with its run before its agent started: aborted, not failed (and its
-		// Verify could not run in the cancelled context anyway). The experiment writes
-		// the result into the trial folder.
-		if ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+		if ctx.Err() != nil {
 			teardownReason = "aborted: the run was cancelled"
 			result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled during "+stage
 			return result, nil
 		}
 		teardownReason = stage + " failed"
-		verify := VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason}
-		return verifyTrial(setupCtx, verify, result, folded, &tornDown)
+		return finish(hostCtx, VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason})
 	}
 
-	var hub HubInfo
-	if folded {
-		var su SetUp
-		if err := workflow.ExecuteActivity(setupCtx, a.SetUpTrial, in).Get(ctx, &su); err != nil {
-			if lost(err) {
-				return retry("set up", err)
-			}
-			return fail("prepare workspace", err)
-		}
-		ws, hub = su.Workspace, su.Hub
-		if su.HubError != "" {
-			return fail("start hub", errors.New(su.HubError))
-		}
-	} else {
-		if err := workflow.ExecuteActivity(setupCtx, a.PrepareWorkspace, in).Get(ctx, &ws); err != nil {
-			if lost(err) {
-				return retry("prepare workspace", err)
-			}
-			return fail("prepare workspace", err)
-		}
-		if err := workflow.ExecuteActivity(setupCtx, a.StartHub, AgentInput{Trial: in, Workspace: ws}).Get(ctx, &hub); err != nil {
-			if lost(err) {
-				return retry("start hub", err)
-			}
-			return fail("start hub", err)
-		}
-	}
-
-	// The agent and the watcher run side by side; an abort signal cancels the agent.
-	agentCtx, cancelAgent := workflow.WithCancel(sess)
-	agentCtx = workflow.WithActivityOptions(agentCtx, workflow.ActivityOptions{
-		// The agent activity enforces agent.timeout itself (TERM, then KILL); this bound only
-		// catches an activity that could not.
-		StartToCloseTimeout: agentTimeout + 2*time.Minute,
+	// RunTrial waits in the trial queue for a slot as long as it takes: no
+	// schedule-to-start timeout. Once started, its heartbeat says its worker lives; its
+	// bound only catches an activity that could not stop its agent (which enforces
+	// agent.timeout itself: TERM, then KILL).
+	runCtx, cancelRun := workflow.WithCancel(ctx)
+	runCtx = step(workflow.WithActivityOptions(runCtx, workflow.ActivityOptions{
+		TaskQueue:           run.TrialTaskQueue(workflow.GetInfo(ctx).TaskQueueName),
+		StartToCloseTimeout: agentTimeout + 2*time.Minute + setupTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	// The watcher has nothing left to watch once the agent is done, and hears of its cancel
-	// only with its next heartbeat (every 2s): the trial does not wait for that. Runs
-	// started before this change did.
-	watchOpts := workflow.GetActivityOptions(agentCtx)
-	if workflow.GetVersion(ctx, watcherNotAwaited, workflow.DefaultVersion, 1) == 1 {
-		watchOpts.WaitForCancellation = false
-	}
-	watchCtx, cancelWatch := workflow.WithCancel(workflow.WithActivityOptions(agentCtx, watchOpts))
-	agentFut := workflow.ExecuteActivity(agentCtx, a.RunAgent, AgentInput{Trial: in, Workspace: ws, Hub: hub})
-	watchFut := workflow.ExecuteActivity(watchCtx, a.WatchEvents, WatchInput{Trial: in})
+	}), "run")
+	runFut := workflow.ExecuteActivity(runCtx, a.RunTrial, in)
 
-	var agentRes AgentResult
-	var agentErr error
-	var agentDone bool
-	abortReason, agentDone, agentErr = waitAgentOrAbort(ctx, SignalAbort, agentFut, &agentRes)
-	// The agent may end (cancelled with the run, or failed) in the same moment the run is
-	// cancelled: the trial was still aborted, never failed.
-	if abortReason == "" && ctx.Err() != nil && workflow.GetVersion(ctx, cancelledIsAborted, workflow.DefaultVersion, 1) == 1 {
+	var out WatchedAgentResult
+	abortReason, runDone, runErr := waitAgentOrAbort(ctx, in.AbortSignal, runFut, &out)
+	if abortReason == "" && ctx.Err() != nil {
 		abortReason = "the run was cancelled"
 	}
-	if !agentDone {
-		cancelAgent()
-		agentErr = agentFut.Get(agentCtx, &agentRes)
+	if !runDone {
+		cancelRun()
+		runErr = runFut.Get(runCtx, &out)
 	}
-	cancelWatch()
-	_ = watchFut.Get(watchCtx, nil)
-	if lost(agentErr) {
-		return retry("run agent", agentErr)
+	// A cancelled RunTrial names what it set up in its error's details.
+	var cancelled *temporal.CanceledError
+	if errors.As(runErr, &cancelled) && cancelled.HasDetails() {
+		_ = cancelled.Details(&out)
 	}
-
-	verify := verifyInputAfterAgent(in, ws, abortReason, agentErr, agentRes, agentDone, teardownReason)
+	switch {
+	case out.SetUp != nil:
+		ws = out.SetUp.Workspace
+		if out.SetUp.Queue != "" {
+			hostCtx = workflow.WithTaskQueue(hostCtx, out.SetUp.Queue)
+		}
+		if out.SetUp.HubError != "" {
+			return fail("start hub", errors.New(out.SetUp.HubError))
+		}
+	case lost(runErr):
+		return retry("run agent", runErr)
+	case abortReason != "":
+		// Cancelled before anything was set up (or after RunTrial took back what it
+		// had): nothing to verify or tear down.
+		tornDown = true
+		r := result
+		r.Outcome, r.Reason = OutcomeAborted, abortReason
+		return r, nil
+	case runErr != nil:
+		// Nothing named as set up: its set-up failed, or the activity outlived its bound
+		// (it could not stop its agent) and what it set up is not known here: verified
+		// as failed by any worker, which writes its result into its folder.
+		var timeout *temporal.TimeoutError
+		if errors.As(runErr, &timeout) {
+			return fail("run agent", runErr)
+		}
+		return fail("prepare workspace", runErr)
+	}
+	if lost(runErr) {
+		return retry("run agent", runErr)
+	}
+	if runErr == nil && out.Result != nil {
+		// The agent ended on its own and RunTrial verified and tore the trial down; an
+		// abort that came after that changes nothing, but a run's cancel makes the trial
+		// aborted, never failed.
+		tornDown = true
+		res := *out.Result
+		if ctx.Err() != nil {
+			res.Outcome, res.Reason = OutcomeAborted, "the run was cancelled"
+		}
+		return res, nil
+	}
+	if abortReason == "" {
+		abortReason = out.Abort // the watcher's, if its signal is not in yet
+	}
+	verify := verifyInputAfterAgent(in, ws, abortReason, runErr, out.Agent, runDone, teardownReason)
+	if out.SetUp != nil {
+		verify.Steps = append(verify.Steps, out.SetUp.Steps...)
+	}
+	verify.Steps = append(verify.Steps, run.Step{Name: "agent", Duration: out.Agent.Duration})
 	teardownReason = verify.CloseReason
 	// Verify must run even when the trial was cancelled, so it uses a disconnected context.
-	vctx, cancel := workflow.NewDisconnectedContext(setupCtx)
+	vctx, cancel := workflow.NewDisconnectedContext(hostCtx)
 	defer cancel()
-	res, err := verifyTrial(vctx, verify, result, folded, &tornDown)
-	if res.Outcome == OutcomeFailed && lost(nil) {
-		return retry("verify", nil)
-	}
-	return res, err
+	return finish(vctx, verify)
 }
 
-// verifyTrial runs Verify, or FinishTrial (Verify and Teardown) when folded, which then
-// sets tornDown.
-func verifyTrial(ctx workflow.Context, in VerifyInput, base TrialResult, folded bool, tornDown *bool) (TrialResult, error) {
+// finishTrial runs FinishTrial (Verify and Teardown), which sets tornDown. Its error is
+// returned with the failed result, for the caller to tell a lost worker from a failure.
+func finishTrial(ctx workflow.Context, in VerifyInput, base TrialResult, tornDown *bool) (TrialResult, error) {
 	var res TrialResult
-	step := a.Verify
-	if folded {
-		step = a.FinishTrial
-	}
-	if err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.FinishTrial, in).Get(ctx, &res); err != nil {
 		base.Outcome = OutcomeFailed
 		base.Reason = "verify: " + err.Error()
 		if in.Failure != "" {
 			base.Reason = in.Failure + "; " + base.Reason
 		}
-		return base, nil
+		return base, err
 	}
-	*tornDown = folded
+	*tornDown = true
 	return res, nil
 }
 
-// verifyInputAfterAgent is what Verify is given once the agent's step is over (both trial
-// paths): why the record closes (its CloseReason, also the teardown's reason; closeReason
-// when nothing went wrong), and the failure, if any, that makes the trial failed.
+// trialTimeouts are the agent's timeout and RunTrial's heartbeat timeout.
+func trialTimeouts(in TrialInput) (agent, heartbeat time.Duration) {
+	agent = defaultAgentTime
+	if in.AgentTimeout > 0 {
+		agent = in.AgentTimeout
+	}
+	// A worker starved of CPU answers late; only one silent for this long is lost.
+	heartbeat = in.HeartbeatTimeout
+	if heartbeat <= 0 {
+		heartbeat = run.HeartbeatTimeoutFor(agent)
+	}
+	return agent, heartbeat
+}
+
+// verifyInputAfterAgent is what Verify is given once the agent's step is over: why the
+// record closes (its CloseReason, also the teardown's reason; closeReason when nothing
+// went wrong), and the failure, if any, that makes the trial failed.
 func verifyInputAfterAgent(in TrialInput, ws Workspace, abortReason string, agentErr error, agentRes AgentResult, agentDone bool, closeReason string) VerifyInput {
 	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
 	switch {

@@ -2,77 +2,59 @@ package workflows
 
 import (
 	"context"
-	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"github.com/stretchr/testify/suite"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/run"
 )
 
-// trialEnv is what both trial suites share: a test workflow environment a test, with the
-// activities registered (mocked by each test) and their expectations checked after it.
-type trialEnv struct {
-	suite.Suite
-	testsuite.WorkflowTestSuite
-	env *testsuite.TestWorkflowEnvironment
+// oneStepEnv is an experiment with every activity mocked but the trial's own steps, which
+// the test gives; it collects the results the workflow writes with RecordResult.
+func oneStepEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *[]TrialResult) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(TrialBatchWorkflow)
+	env.RegisterActivity(a)
+	var mu sync.Mutex
+	var written []TrialResult
+	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, in.Result)
+		return nil
+	}).Maybe()
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(Summary{}, nil)
+	return env, &written
 }
 
-func (s *trialEnv) SetupTest() {
-	s.env = s.NewTestWorkflowEnvironment()
-	s.env.RegisterActivity(a)
-}
-
-func (s *trialEnv) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
-
-// run runs the trial workflow to its end and returns its result; a workflow that ends
-// in an error fails the test (msgAndArgs say why it must not).
-func (s *trialEnv) run(in TrialInput, msgAndArgs ...any) TrialResult {
-	s.env.ExecuteWorkflow(TrialWorkflow, in)
-	s.True(s.env.IsWorkflowCompleted())
-	s.Require().NoError(s.env.GetWorkflowError(), msgAndArgs...)
-	var r TrialResult
-	s.NoError(s.env.GetWorkflowResult(&r))
-	return r
-}
-
-// runAborted runs the trial (its agent mocked to run for an hour of workflow time) with an
-// abort signal two minutes in, and checks that the abort cancelled the agent and that
-// the trial was verified as aborted.
-func (s *trialEnv) runAborted(in TrialInput) TrialResult {
-	var verified VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&verified, nil))
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(SignalAbort, "40 calls: over the limit of 40") }, 2*time.Minute)
-	start := s.env.Now()
-
-	r := s.run(in)
-	s.Equal(OutcomeAborted, r.Outcome)
-	// The agent did not finish on its own: it was cancelled at the abort, long before its hour.
-	s.Less(s.env.Now().Sub(start), time.Hour)
-	s.Equal("40 calls: over the limit of 40", verified.Aborted)
-	s.Equal("aborted: 40 calls: over the limit of 40", verified.CloseReason)
-	return r
-}
-
-// trialSuite is the trial in a worker session (trial.go).
-type trialSuite struct{ trialEnv }
-
-func TestTrialWorkflow(t *testing.T) { suite.Run(t, new(trialSuite)) }
-
-func (s *trialSuite) SetupTest() {
-	s.trialEnv.SetupTest()
-	s.env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-}
-
-func trialIn() TrialInput {
-	return TrialInput{RunID: "r1", OutDir: "/tmp/out", Trial: spec.TrialPlan{ID: "main/clean/1", Cell: "main", Condition: "clean", Rep: 1, Seed: 42}}
-}
+const hostQ = "chaos@host-1-abc"
 
 var ws = Workspace{Dir: "/tmp/sandbox", TrialDir: "/tmp/out/trials/main/clean/1"}
+
+// queueOf is the task queue an activity was scheduled on.
+func queueOf(ctx context.Context) string { return activity.GetInfo(ctx).TaskQueue }
+
+// steps records the activity ids a test's mocks saw, in order.
+type steps struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *steps) saw(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, activity.GetInfo(ctx).ActivityID)
+}
 
 // verifyEcho returns a result that echoes what Verify was told, so tests can see it.
 func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
@@ -89,109 +71,154 @@ func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
 }
 
 // finishInto is a FinishTrial that keeps what it was told in *got and the task queue it
-// ran on in *queue (either may be nil), and answers as verifyEcho does.
+// ran on in *queue, and answers as verifyEcho does.
 func finishInto(got *VerifyInput, queue *string) func(context.Context, VerifyInput) (TrialResult, error) {
 	return func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		if got != nil {
-			*got = in
-		}
-		if queue != nil {
-			*queue = queueOf(ctx)
-		}
+		*got, *queue = in, queueOf(ctx)
 		return verifyEcho(ctx, in)
 	}
 }
 
-func (s *trialSuite) TestCompletes() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, Hub: HubInfo{URL: "http://127.0.0.1:1"}}, nil).Once()
-	var agentIn AgentInput
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(func(_ context.Context, in AgentInput) (AgentResult, error) {
-		agentIn = in
-		return AgentResult{ExitCode: 0}, nil
-	}).Once()
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
-	var finish VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&finish, nil)).Once()
-	// FinishTrial tore the trial down: no Teardown of its own.
-
-	r := s.run(trialIn())
-	s.Equal(OutcomeCompleted, r.Outcome)
-	s.Equal("http://127.0.0.1:1", agentIn.Hub.URL)
-	s.Equal(ws, agentIn.Workspace)
-	s.Equal("agent exited", finish.CloseReason)
-	s.Equal(ws, finish.Workspace)
-}
-
-// An abort signal at a mocked time cancels the agent; the trial is verified as aborted
-// and torn down.
-func (s *trialSuite) TestAbortSignalCancelsAgent() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil)
-	// The agent would run for an hour of workflow time; the abort comes after two minutes.
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{ExitCode: 0}, nil)
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
-	r := s.runAborted(trialIn())
-	s.Equal("40 calls: over the limit of 40", r.Reason)
-}
-
-// Cancelling the trial workflow (its run was aborted) still verifies and tears down.
-func (s *trialSuite) TestCancelStillTearsDown() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil)
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).After(time.Hour).Return(AgentResult{}, nil)
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).After(time.Hour).Return(WatchResult{}, nil)
-	tornDown := false
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
-		tornDown = true
-		return verifyEcho(ctx, in)
+// A trial is one activity, RunTrial, on the trial queue beside the run's own
+// (run.TrialTaskQueue), named <trial>/run/<attempt>, given the trial with its abort signal
+// and its spec's name but not its text (the batch's start has it); an agent that ended on
+// its own comes back verified: no other step is taken.
+func TestOneStepTrial(t *testing.T) {
+	env, written := oneStepEnv(t)
+	var seen steps
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+		seen.saw(ctx)
+		if q := queueOf(ctx); q != run.TrialTaskQueue(strings.TrimSuffix(q, "-trials")) || in.AbortSignal != TrialAbortSignal(in.Trial.ID) ||
+			len(in.Spec.YAML) != 0 || in.Spec.Name != "t" {
+			return WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("want a trial without its spec's text on the trial queue, got one on "+q, "bad_input", nil)
+		}
+		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
+		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
 	})
-	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
-
-	s.env.ExecuteWorkflow(TrialWorkflow, trialIn())
-	s.True(s.env.IsWorkflowCompleted())
-	s.True(tornDown, "teardown did not run after a cancel")
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 2), Spec: SpecRef{Name: "t", YAML: []byte("name: t")}})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 3)
+	for _, r := range *written {
+		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+	}
+	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/2/run/1", "main/clean/3/run/1"}, seen.ids)
 }
 
-// A setup activity that fails once is retried and the trial goes on.
-func (s *trialSuite) TestActivityFailsThenSucceeds() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{}, errors.New("disk busy")).Once()
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil).Once()
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(verifyEcho).Once()
-
-	r := s.run(trialIn())
-	s.Equal(OutcomeCompleted, r.Outcome)
+// RunTrial answers what it could not finish, and the workflow finishes it where RunTrial
+// says the trial lives: a hub that did not start, a verify that failed in the activity, a
+// set-up that failed (no host: the shared queue, no workspace).
+func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		answer    WatchedAgentResult
+		err       error
+		queue     string
+		workspace Workspace
+		outcome   string
+		reason    string
+	}{
+		{"hub did not start", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ, HubError: "port in use"}}, nil, hostQ, ws, OutcomeFailed, "start hub: port in use"},
+		{"verify failed in the activity", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil, hostQ, ws, OutcomeCompleted, ""},
+		{"set-up failed", WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no such repository", "bad_input", nil), "", Workspace{}, OutcomeFailed, "no such repository"},
+		{"outlived its bound", WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil), "", Workspace{}, OutcomeFailed, "run agent: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, written := oneStepEnv(t)
+			env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(c.answer, c.err)
+			var got VerifyInput
+			var queue string
+			env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
+			env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+			require.NoError(t, env.GetWorkflowError())
+			require.Len(t, *written, 1)
+			r := (*written)[0]
+			require.Equal(t, c.outcome, r.Outcome, r.Reason)
+			require.Contains(t, r.Reason, c.reason)
+			if c.err != nil && c.name == "set-up failed" {
+				require.Contains(t, r.Reason, "prepare workspace: ")
+			}
+			require.Equal(t, c.workspace, got.Workspace)
+			if c.queue != "" {
+				require.Equal(t, c.queue, queue)
+			} else {
+				require.NotEqual(t, hostQ, queue)
+			}
+		})
+	}
 }
 
-// A hub that never starts (SetUpTrial's last attempt hands its error back with the
-// workspace) ends the trial as failed (no verdict), verified and torn down there.
-func (s *trialSuite) TestHubNeverStarts() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws, HubError: "no port"}, nil).Once()
-	var finish VerifyInput
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&finish, nil)).Once()
-
-	r := s.run(trialIn())
-	s.Equal(OutcomeFailed, r.Outcome)
-	s.Contains(r.Reason, "start hub")
-	s.Contains(r.Reason, "no port")
-	s.Equal(ws, finish.Workspace)
-	s.Equal("start hub failed", finish.CloseReason)
-}
-
-// A FinishTrial that keeps failing leaves the teardown to the workflow, which runs it.
-func (s *trialSuite) TestFinishFailsThenTeardown() {
-	s.env.OnActivity(a.SetUpTrial, mock.Anything, mock.Anything).Return(SetUp{Workspace: ws}, nil).Once()
-	s.env.OnActivity(a.RunAgent, mock.Anything, mock.Anything).Return(AgentResult{}, nil).Once()
-	s.env.OnActivity(a.WatchEvents, mock.Anything, mock.Anything).Return(WatchResult{}, nil).Maybe()
-	s.env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(TrialResult{}, errors.New("disk full")).Times(3)
-	var teardown TeardownInput
-	s.env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(_ context.Context, in TeardownInput) error {
-		teardown = in
+// An aborted trial's RunTrial is cancelled. Cancelled before anything was set up (a
+// cancel without details), the trial is aborted with nothing to verify or tear down.
+// (The test environment answers a cancel itself, without the activity's details: a
+// cancel with them is below, and in a real run in tests/run TestNoProcessLeftBehind.)
+func TestOneStepAbortBeforeSetUp(t *testing.T) {
+	env, written := oneStepEnv(t)
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
+	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+		t.Errorf("FinishTrial after a cancel before the set-up: %+v", in)
+		return verifyEcho(ctx, in)
+	}).Maybe()
+	env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TeardownInput) error {
+		t.Errorf("Teardown after a cancel before the set-up (%s)", in.Reason)
 		return nil
-	}).Once()
+	}).Maybe()
+	env.RegisterDelayedCallback(func() {
+		require.NoError(t, env.SignalWorkflowByID(run.TrialBatchWorkflowID("r", 0), TrialAbortSignal("main/clean/1"), "the same failing call 5 times in a row"))
+	}, time.Minute)
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 1)
+	r := (*written)[0]
+	require.Equal(t, OutcomeAborted, r.Outcome, r.Reason)
+	require.Equal(t, "the same failing call 5 times in a row", r.Reason)
+}
 
-	r := s.run(trialIn())
-	s.Equal(OutcomeFailed, r.Outcome)
-	s.Contains(r.Reason, "disk full")
-	s.Equal(ws, teardown.Workspace)
-	s.Equal("agent exited", teardown.Reason)
+// A RunTrial cancelled after its set-up names the set-up in its cancel's details; the
+// workflow finishes the trial there, on that worker's queue, with that workspace.
+func TestOneStepCancelWithDetails(t *testing.T) {
+	env, written := oneStepEnv(t)
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(WatchedAgentResult{},
+		temporal.NewCanceledError(WatchedAgentResult{Agent: AgentResult{ExitCode: -1}, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}))
+	var got VerifyInput
+	var queue string
+	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 1)
+	require.Equal(t, hostQ, queue)
+	require.Equal(t, ws, got.Workspace)
+	require.NotNil(t, got.Agent)
+	require.Equal(t, -1, got.Agent.ExitCode)
+}
+
+// A lost worker (RunTrial's heartbeat lost, twice) runs the trial again as the next
+// attempt, a new RunTrial; the other trial is not touched.
+func TestOneStepLostWorkerRunsAgain(t *testing.T) {
+	env, written := oneStepEnv(t)
+	var seen steps
+	var mu sync.Mutex
+	runs := map[string]int{}
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+		seen.saw(ctx)
+		mu.Lock()
+		runs[in.Trial.ID]++
+		n := runs[in.Trial.ID]
+		mu.Unlock()
+		switch {
+		case in.Trial.ID == "main/clean/1" && n == 1:
+			return WatchedAgentResult{}, temporal.NewApplicationError("heartbeat failed", activities.ErrHeartbeatLost)
+		case in.Trial.ID == "main/clean/1" && n == 2:
+			return WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
+		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+	})
+	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(2, 2)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, *written, 2)
+	for _, r := range *written {
+		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+	}
+	require.Equal(t, map[string]int{"main/clean/1": 3, "main/clean/2": 1}, runs)
+	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/1/run/2", "main/clean/1/run/3", "main/clean/2/run/1"}, seen.ids)
 }

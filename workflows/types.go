@@ -28,11 +28,16 @@ type (
 	AggregateInput    = run.AggregateInput
 	Tally             = run.Tally
 	RecordResultInput = run.RecordResultInput
+	TrialBatchInput   = run.TrialBatchInput
+	TrialBatchResult  = run.TrialBatchResult
+	BatchReport       = run.BatchReport
 )
 
 const (
 	TaskQueue           = run.TaskQueue
 	SignalAbort         = run.SignalAbort
+	SignalBatchReport   = run.SignalBatchReport
+	SignalBatchSlots    = run.SignalBatchSlots
 	QueryProgress       = run.QueryProgress
 	DefaultHistoryLimit = run.DefaultHistoryLimit
 	OutcomeCompleted    = run.OutcomeCompleted
@@ -43,6 +48,5 @@ const (
 
 var (
 	ExperimentWorkflowID = run.ExperimentWorkflowID
-	TrialWorkflowID      = run.TrialWorkflowID
 	TrialAbortSignal     = run.TrialAbortSignal
 )

@@ -3,10 +3,8 @@ package workflows
 import "go.temporal.io/sdk/workflow"
 
 // waitAgentOrAbort waits for whichever comes first: the agent's activity ends (its result
-// decoded into out, agentDone set), the trial's abort signal (signal: SignalAbort for a
-// trial that is a workflow of its own, the trial's own inline; its reason, "aborted" when
-// it gives none) or the run's cancel ("the run was cancelled"). Every trial path waits
-// this way; it adds no command to the history, so no path's histories change with it.
+// decoded into out, agentDone set), the trial's abort signal (its reason, "aborted" when
+// it gives none) or the run's cancel ("the run was cancelled").
 func waitAgentOrAbort(ctx workflow.Context, signal string, agentFut workflow.Future, out any) (abortReason string, agentDone bool, agentErr error) {
 	abortCh := workflow.GetSignalChannel(ctx, signal)
 	sel := workflow.NewSelector(ctx)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/redact"
-	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/workflows"
@@ -109,7 +108,7 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().BoolVar(&opts.NoDiscover, "no-discover", false, "with --dry-run: plan without starting or reaching the spec's servers (the faults on their tools are planned when the run starts)")
 	cmd.Flags().DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", 0, "how long a trial's worker may go unheard before the trial runs again (default: a fifth of agent.timeout, 1m to 5m)")
 	_ = cmd.Flags().MarkHidden("heartbeat-timeout") // for tests that starve a worker
-	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a workflow run starts before it continues as new (default 500)")
+	cmd.Flags().IntVar(&opts.HistoryLimit, "history-limit", 0, "trials a run of the experiment's workflow hands to its batches before it continues as new (default 20,000)")
 	_ = cmd.Flags().MarkHidden("history-limit") // for tests of continue-as-new at a small scale
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
@@ -237,7 +236,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
-		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
+		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial, Shape: run.Shape,
 		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue,
@@ -261,12 +260,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return unexpected(c, fmt.Errorf("the run stopped: %s: point the agent's model client at {llm_url} (its base URL setting, e.g. OPENAI_BASE_URL or ANTHROPIC_BASE_URL)", res.NeverArmed))
 	}
 	unscorable := res.Summary.Unscorable
-	if res.Results != nil { // a run started before results stayed on disk
-		if err := noModelCalls(s, res.Results); err != nil {
-			return err
-		}
-		unscorable = report.Unscorable(res.Results)
-	} else if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
+	if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
 		return err
 	}
 	if err := checkGates(opts.IO, res.OutDir, gates, opts.GateRegression); err != nil {

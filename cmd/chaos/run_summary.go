@@ -23,21 +23,16 @@ func printSummary(ios *IOStreams, res run.ExperimentResult) {
 	}
 	// What must be known before any rate is read is printed before the rates.
 	warnings, notCorrect, cells := res.Summary.Warnings, res.Summary.CleanNotCorrect, res.Summary.Cells
-	if res.Results != nil { // a run started before results stayed on disk
-		warnings, notCorrect, cells = report.Warnings(res.Results), report.CleanNotCorrect(res.Results), headline(res.Results)
-	}
 	if len(warnings) > 0 {
 		fmt.Fprintln(ios.Out)
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(ios.Out, "warning: "+w)
 	}
-	results := res.Results
-	if results == nil {
-		// The results are on disk (verdicts.json); the reviewer's notes need them.
-		if r, err := report.LoadRun(res.OutDir); err == nil {
-			results = r.Results
-		}
+	// The results are on disk (verdicts.json); the reviewer's notes need them.
+	var results []run.TrialResult
+	if r, err := report.LoadRun(res.OutDir); err == nil {
+		results = r.Results
 	}
 	printHeadline(ios, cells, len(notCorrect) > 0, results)
 	if res.Summary.Cost != "" {
@@ -76,23 +71,6 @@ func printHeadline(ios *IOStreams, byCell map[string]run.CellCount, notComparabl
 		}
 		fmt.Fprintln(ios.Out, line)
 	}
-}
-
-// headline counts, per cell, the scored trials and the silent wrong ones, as Aggregate
-// does into run.Summary.Cells.
-func headline(results []run.TrialResult) map[string]run.CellCount {
-	byCell := map[string]run.CellCount{}
-	for _, r := range results {
-		c := byCell[r.Cell]
-		if report.Scored(r.Verdict) {
-			c.Scored++
-			if r.Verdict == report.SilentWrong {
-				c.SilentWrong++
-			}
-		}
-		byCell[r.Cell] = c
-	}
-	return byCell
 }
 
 // stoppedEarly is the error (exit 6) of a run that stopped before all its trials ran: a

@@ -200,6 +200,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return badInput(fmt.Errorf("run %s is not running (%s): nothing to resume", opts.RunID, strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))))
 	}
+	if err := checkShape(cctx, c.Client, namespace(flags), opts.RunID, id, info.GetExecution().GetRunId()); err != nil {
+		return err
+	}
 	if queue := info.GetTaskQueue(); c.Worker == nil || queue != c.TaskQueue {
 		// Attached to a chaos server, or a run of another queue: a worker for this run here.
 		if c.Worker != nil {

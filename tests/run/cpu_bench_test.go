@@ -12,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
 	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -107,30 +104,10 @@ func BenchmarkTrialCPU(b *testing.B) {
 	runID := runIDOf(b, string(out))
 	var sessions, trials []time.Duration
 	activities := 0
-	// A new run's trials run inline, in the experiment's history (trial_inline.go).
-	for _, sp := range inlineSpans(fetchHistory(b, c, run.ExperimentWorkflowID(runID)).Events) {
+	// The trials run in the experiment's batch (its first, all of them at this size).
+	for _, sp := range inlineSpans(fetchHistory(b, c, run.TrialBatchWorkflowID(runID, 0)).Events) {
 		trials = append(trials, sp.end.Sub(sp.start))
 		activities += sp.activities
-	}
-	for rep := 1; rep <= b.N && len(trials) == 0; rep++ {
-		hist := fetchHistory(b, c, run.TrialWorkflowID(runID, spec.TrialID("main", "clean", rep)))
-		scheduled := map[int64]time.Time{}
-		for _, e := range hist.Events {
-			switch e.EventType {
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				activities++
-				if strings.Contains(e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), "SessionCreation") {
-					scheduled[e.EventId] = e.EventTime.AsTime()
-				}
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-				if t0, ok := scheduled[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]; ok {
-					sessions = append(sessions, e.EventTime.AsTime().Sub(t0))
-				}
-			}
-		}
-		if len(hist.Events) > 1 {
-			trials = append(trials, hist.Events[len(hist.Events)-1].EventTime.AsTime().Sub(hist.Events[0].EventTime.AsTime()))
-		}
 	}
 	if len(trials) == 0 {
 		b.Fatalf("no trial found in the run's histories")

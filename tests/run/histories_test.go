@@ -25,8 +25,8 @@ import (
 const historiesDir = "../../workflows/testdata"
 
 // TestRecordHistories runs a small experiment on the embedded server (clean and
-// phantom_success, blind agent) and replays the history of its ExperimentWorkflow, where
-// its trials ran inline, with the workflows of this tree: the code replays what it writes.
+// phantom_success, blind agent) and replays the histories of its ExperimentWorkflow and
+// its TrialBatchWorkflow with the workflows of this tree: the code replays what it writes.
 // With -update-histories it also writes them, in the JSON of `temporal workflow show
 // --output json`, to workflows/testdata, where TestReplay keeps later changes honest.
 func TestRecordHistories(t *testing.T) {
@@ -41,15 +41,11 @@ func TestRecordHistories(t *testing.T) {
 
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
+	// The run's two workflows: the experiment, and the one batch that ran both trials
+	// (each one RunTrial, workflows/trial.go).
 	histories := []struct{ file, workflowID string }{
-		// A run whose trials ran inline, each one activity (workflows/trial_inline.go,
-		// one-step-trials). The others in workflows/testdata are kept so that runs
-		// started by older binaries are known to replay: experiment.history.json and
-		// trial.history.json from before the light trial (session, six activities),
-		// experiment-light and trial-light from before its local set-up, experiment-local
-		// and trial-local from before inline trials, experiment-inline from before
-		// one-step trials (a set-up, then the agent).
-		{"experiment-onestep.history.json", run.ExperimentWorkflowID(runID)},
+		{"experiment.history.json", run.ExperimentWorkflowID(runID)},
+		{"batch.history.json", run.TrialBatchWorkflowID(runID, 0)},
 	}
 	for _, h := range histories {
 		t.Run(h.file, func(t *testing.T) {
@@ -57,7 +53,7 @@ func TestRecordHistories(t *testing.T) {
 			quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)) // a failed replay is in its error
 			replayer := worker.NewWorkflowReplayer()
 			replayer.RegisterWorkflow(workflows.ExperimentWorkflow)
-			replayer.RegisterWorkflow(workflows.TrialWorkflow)
+			replayer.RegisterWorkflow(workflows.TrialBatchWorkflow)
 			if err := replayer.ReplayWorkflowHistory(quiet, hist); err != nil {
 				t.Fatalf("replay the history of %s: %v", h.workflowID, err)
 			}

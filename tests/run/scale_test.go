@@ -29,7 +29,7 @@ import (
 var scaleTrials = flag.Int("scale-trials", 10000, "trials of TestScale's runs")
 
 // scaleHistoryLimit lowers the experiment's continue-as-new interval (0: the default,
-// 500), to check TestScale itself at a small scale.
+// run.HistoryLimitFor the concurrency), to check TestScale itself at a small scale.
 var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow run before continue-as-new in TestScale")
 
 // TestScale runs a 10,000-trial run of a no-op agent (`true`) on the embedded server
@@ -47,10 +47,11 @@ var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow 
 //     one row per trial;
 //   - no activity input or result is larger than 16 KiB: results never travel as one
 //     payload (they stay in the trial folders; Aggregate takes the layout and reads them);
-//   - no run of the chain starts more trials than its history limit (500), nor has more
-//     than 20 events per trial it started plus 50, nor a history larger than 4 KiB per
-//     trial it started plus 64 KiB (each trial's input holds the spec, a few hundred bytes
-//     here).
+//   - no run of the chain starts more trials than its history limit, nor has more than
+//     40 events per batch plus 50, nor a history larger than 8 KiB per batch plus 64 KiB;
+//   - no batch (TrialBatchWorkflow) runs more than run.DefaultBatchSize trials, nor has
+//     more than 10 events per trial plus 50, nor a history larger than 3 KiB per trial
+//     plus 64 KiB (the spec's text is in its start, once, never in a trial's input).
 func TestScale(t *testing.T) {
 	if os.Getenv("CHAOS_SCALE") != "1" {
 		t.Skip("set CHAOS_SCALE=1 (make scale) to run 10,000 trials")
@@ -151,52 +152,82 @@ func tail(s string, n int) string {
 	return s
 }
 
-// checkHistories walks the experiment's continue-as-new chain back from its last run,
-// reports each run's history and the largest activity payload, and checks the bounds
-// TestScale states.
+// checkHistories walks the experiment's continue-as-new chain back from its last run and,
+// in each, its batches (TrialBatchWorkflow children), reports each history and the
+// largest activity payload, and checks the bounds TestScale states.
 func checkHistories(t *testing.T, c client.Client, workflowID string) {
 	t.Helper()
 	runID := ""
 	largestActivity, largestEvents, largestBytes, runs := 0, 0, 0, 0
+	var batchEvents, batchBytes, batchTrials int
 	for {
 		h := history(t, c, workflowID, runID)
 		runs++
 		started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
 		input := proto.Size(started.GetInput())
-		size, children, activity := 0, 0, 0
+		spec := len(started.GetInput().String()) // what of the input is the spec and plan
+		size, trials, activity := 0, 0, 0
+		var batches []string
 		for _, e := range h.Events {
 			size += proto.Size(e)
-			if e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
-				children++
+			if a := e.GetChildWorkflowExecutionStartedEventAttributes(); a != nil {
+				batches = append(batches, a.GetWorkflowExecution().GetWorkflowId())
 			}
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				activity = max(activity, proto.Size(a.GetInput()))
-				// A trial run inline: its first attempt's set-up, or its one step
-				// (RunTrial, runs since one-step-trials).
-				if id := a.GetActivityId(); strings.HasSuffix(id, "/set-up/1") || strings.HasSuffix(id, "/run/1") {
-					children++
-				}
 			}
 			if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
 				activity = max(activity, proto.Size(a.GetResult()))
 			}
 		}
-		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes, %d trials started, largest activity payload %d bytes",
-			runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, children, activity)
+		for _, id := range batches {
+			bh := history(t, c, id, "")
+			bsize, btrials := 0, 0
+			for _, e := range bh.Events {
+				bsize += proto.Size(e)
+				if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+					activity = max(activity, proto.Size(a.GetInput()))
+					if strings.HasSuffix(a.GetActivityId(), "/run/1") {
+						btrials++
+					}
+				}
+				if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
+					activity = max(activity, proto.Size(a.GetResult()))
+				}
+			}
+			bstart := proto.Size(bh.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput())
+			t.Logf("  batch %s: %d trials, %d events, %d bytes, start input %d bytes", id, btrials, len(bh.Events), bsize, bstart)
+			if btrials > run.DefaultBatchSize {
+				t.Errorf("batch %s ran %d trials, over %d", id, btrials, run.DefaultBatchSize)
+			}
+			if len(bh.Events) > 10*btrials+50 {
+				t.Errorf("batch %s: %d events for %d trials, over 10 a trial + 50", id, len(bh.Events), btrials)
+			}
+			if bsize > btrials*3<<10+64<<10 {
+				t.Errorf("batch %s: a history of %d bytes for %d trials, over 3 KiB a trial + 64 KiB", id, bsize, btrials)
+			}
+			if bstart > 16<<10 {
+				t.Errorf("batch %s: a start input of %d bytes, over 16 KiB", id, bstart)
+			}
+			trials += btrials
+			batchEvents, batchBytes, batchTrials = max(batchEvents, len(bh.Events)), max(batchBytes, bsize), max(batchTrials, btrials)
+		}
+		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes (%d of text), %d batches, %d trials started, largest activity payload %d bytes",
+			runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, spec, len(batches), trials, activity)
 		if input > 16<<10 {
 			t.Errorf("a start input of %d bytes, over 16 KiB", input)
 		}
 		if activity > 16<<10 {
 			t.Errorf("an activity payload of %d bytes, over 16 KiB", activity)
 		}
-		if len(h.Events) > 20*children+50 {
-			t.Errorf("%d events for %d trials started, over 20 a trial + 50", len(h.Events), children)
+		if len(h.Events) > 40*len(batches)+50 {
+			t.Errorf("%d events for %d batches, over 40 a batch + 50", len(h.Events), len(batches))
 		}
-		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); children > limit {
-			t.Errorf("%d trials started in one run of the chain, over the history limit %d", children, limit)
+		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); trials > limit {
+			t.Errorf("%d trials started in one run of the chain, over the history limit %d", trials, limit)
 		}
-		if size > children*4<<10+64<<10 {
-			t.Errorf("a history of %d bytes for %d trials started, over 4 KiB a trial + 64 KiB", size, children)
+		if size > len(batches)*8<<10+64<<10 {
+			t.Errorf("a history of %d bytes for %d batches, over 8 KiB a batch + 64 KiB", size, len(batches))
 		}
 		largestActivity, largestEvents, largestBytes = max(largestActivity, activity), max(largestEvents, len(h.Events)), max(largestBytes, size)
 		prev := started.GetContinuedExecutionRunId()
@@ -205,7 +236,8 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 		}
 		runID = prev
 	}
-	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest history %d events, %d bytes", runs, largestActivity, largestEvents, largestBytes)
+	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest experiment history %d events, %d bytes; largest batch %d trials, %d events, %d bytes",
+		runs, largestActivity, largestEvents, largestBytes, batchTrials, batchEvents, batchBytes)
 }
 
 // history is every event of one run of a workflow (runID "": the latest).

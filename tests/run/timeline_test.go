@@ -18,9 +18,9 @@ import (
 )
 
 // runTimeline is where a finished run's time went, read from its histories: the
-// ExperimentWorkflow's, where a new run's trials run inline (their steps' activities,
-// inlineSpans), or each of its TrialWorkflow children's (BenchmarkRunThroughput reports it
-// beside the run's time, so that a slow run says why).
+// ExperimentWorkflow's and its batches', where the trials' steps are activities
+// (inlineSpans) (BenchmarkRunThroughput reports it beside the run's time, so that a slow
+// run says why).
 type runTimeline struct {
 	span     time.Duration // the experiment's workflow, started to closed
 	toFirst  time.Duration // the experiment's start to its first child's start
@@ -42,25 +42,17 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 	t0 := parent[0].EventTime.AsTime()
 	tl.span = parent[len(parent)-1].EventTime.AsTime().Sub(t0)
 
-	var kids []string
+	// The trials run in the experiment's batches (TrialBatchWorkflow children), each
+	// trial's steps activities named <trial>/<step>/<attempt>.
 	var refills []time.Duration
-	var completed time.Time // the last child's completion not yet followed by a start
+	var spans []trialSpan
 	for _, e := range parent {
-		switch e.EventType {
-		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
-			kids = append(kids, e.GetChildWorkflowExecutionStartedEventAttributes().GetWorkflowExecution().GetWorkflowId())
-		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
-			completed = e.EventTime.AsTime()
-		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			if !completed.IsZero() {
-				refills = append(refills, e.EventTime.AsTime().Sub(completed))
-				completed = time.Time{}
-			}
+		if e.EventType == enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED {
+			batch := e.GetChildWorkflowExecutionStartedEventAttributes().GetWorkflowExecution().GetWorkflowId()
+			spans = append(spans, inlineSpans(fetchHistory(t, c, batch).Events)...)
 		}
 	}
-	var spans []trialSpan
-	if len(kids) == 0 {
-		spans = inlineSpans(parent)
+	{
 		if len(spans) == 0 {
 			t.Fatalf("run %s started no trial", runID)
 		}
@@ -95,36 +87,6 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 		}
 		if sp.end.After(last) {
 			last = sp.end
-		}
-	}
-	for _, id := range kids {
-		h := fetchHistory(t, c, id).Events
-		start, end := h[0].EventTime.AsTime(), h[len(h)-1].EventTime.AsTime()
-		edges = append(edges, edge{start, 1}, edge{end, -1})
-		trials = append(trials, end.Sub(start))
-		if first.IsZero() || start.Before(first) {
-			first = start
-		}
-		if end.After(last) {
-			last = end
-		}
-		started := map[int64]time.Time{} // an agent activity's started time, by its scheduled event
-		agentScheduled := map[int64]bool{}
-		for _, e := range h {
-			switch e.EventType {
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				if agentActivities[e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()] {
-					agentScheduled[e.EventId] = true
-				}
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-				if id := e.GetActivityTaskStartedEventAttributes().GetScheduledEventId(); agentScheduled[id] {
-					started[id] = e.EventTime.AsTime()
-				}
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-				if s, ok := started[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; ok {
-					agents = append(agents, e.EventTime.AsTime().Sub(s))
-				}
-			}
 		}
 	}
 	tl.toFirst = first.Sub(t0)

@@ -85,7 +85,7 @@ func TestWebUI(t *testing.T) {
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	steps := map[string]bool{}
-	for _, sp := range inlineSpans(fetchHistory(t, c, experiment).Events) {
+	for _, sp := range inlineSpans(fetchHistory(t, c, run.TrialBatchWorkflowID(runID, 0)).Events) {
 		steps[sp.id] = sp.activities > 0
 	}
 	for _, id := range trialIDs(exampleCells(t), conds) {
