@@ -2,12 +2,10 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
 )
@@ -19,16 +17,16 @@ import (
 // next step times out (schedule-to-start, or RunWatchedAgent's heartbeat), which the
 // workflow takes as a lost worker, as it took a failed session.
 
-// ErrWorkerBusy is the error type of a SetUpTrial that found no free trial slot on its
-// worker within slotWait: the trial workflow ends the attempt as a lost worker's, and the
-// experiment runs it again (as a session that could not be created was).
+// ErrWorkerBusy was the error type of a SetUpTrial that found no free trial slot on its
+// worker in time. No activity returns it any more: a trial waits for a slot, it is never
+// failed for the wait. A one-step trial (RunTrial) waits in Temporal's queue for one of the
+// activity slots of its worker on the trial queue (run.TrialTaskQueue, worker.NewWorker);
+// a two-step one waits in takeSlot.
 const ErrWorkerBusy = "worker_busy"
 
-// slotWait is how long SetUpTrial waits for a free slot (a session's creation timeout).
-var slotWait = time.Minute
-
 // takeSlot holds one of the worker's MaxTrials slots for the trial key (once per key: a
-// retried SetUpTrial keeps its slot), waiting up to slotWait for one to be given back.
+// retried SetUpTrial keeps its slot), waiting as long as it takes for one to be given
+// back, or for ctx to end.
 func (a *Activities) takeSlot(ctx context.Context, key string) error {
 	if a.MaxTrials <= 0 {
 		return nil
@@ -40,13 +38,8 @@ func (a *Activities) takeSlot(ctx context.Context, key string) error {
 	if held {
 		return nil
 	}
-	t := time.NewTimer(slotWait)
-	defer t.Stop()
 	select {
 	case a.slots <- struct{}{}:
-	case <-t.C:
-		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("this worker already runs its %d trials at once (--max-trials)", a.MaxTrials), ErrWorkerBusy, nil)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

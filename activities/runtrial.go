@@ -10,8 +10,10 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
-// RunTrial is a whole trial in one activity, on whichever worker takes it from the shared
-// task queue (workflows/trial_inline.go, "one-step-trials"): SetUpTrial, then
+// RunTrial is a whole trial in one activity, on whichever worker takes it from the run's
+// trial queue (run.TrialTaskQueue; workflows/trial_inline.go, "one-step-trials"), where a
+// worker polls with one activity slot per trial it holds (worker.NewWorker), so a trial
+// waits in the queue for a free one: SetUpTrial, then
 // RunWatchedAgent with Finish, on this worker, where the hub it started lives. An agent that
 // ends on its own is verified and torn down here too (WatchedAgentResult.Result), so a
 // trial that goes as planned costs its workflow one activity, not two.
@@ -34,7 +36,7 @@ func (a *Activities) RunTrial(ctx context.Context, in run.TrialInput) (run.Watch
 		su, err = a.setUpTrial(ctx, in, attempt >= setUpAttempts)
 		var app *temporal.ApplicationError
 		if err == nil || ctx.Err() != nil || attempt >= setUpAttempts ||
-			(errors.As(err, &app) && (app.NonRetryable() || app.Type() == ErrBadInput || app.Type() == ErrWorkerBusy)) {
+			(errors.As(err, &app) && (app.NonRetryable() || app.Type() == ErrBadInput)) {
 			break
 		}
 		select {

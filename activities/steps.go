@@ -26,9 +26,10 @@ const setUpAttempts = 3
 // is tried again with the whole activity (a fresh workspace, as a retried trial gets),
 // except for bad input, which no retry mends.
 //
-// A light trial (in.Light) first takes one of this worker's trial slots (takeSlot), which
-// its Teardown gives back, and learns the worker's own task queue (SetUp.Queue) for its
-// later steps.
+// A light trial (in.Light) learns the worker's own task queue (SetUp.Queue) for its later
+// steps; a two-step one first takes one of this worker's trial slots (takeSlot), which its
+// Teardown gives back. A one-step trial (in.OneStep, RunTrial) holds the slot the SDK gave
+// its activity on the trial queue.
 func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.SetUp, error) {
 	return a.setUpTrial(ctx, in, !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt >= setUpAttempts)
 }
@@ -36,7 +37,7 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 // setUpTrial is SetUpTrial; last says this is its last attempt (a hub that does not
 // start is then handed back as SetUp.HubError, not as an error to try again).
 func (a *Activities) setUpTrial(ctx context.Context, in run.TrialInput, last bool) (run.SetUp, error) {
-	if in.Light {
+	if in.Light && !in.OneStep {
 		if err := a.takeSlot(ctx, in.Key()); err != nil {
 			return run.SetUp{}, err
 		}
