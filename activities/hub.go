@@ -203,7 +203,8 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 // sends them): those whose process is gone (stdio.RemoveStaleFolders). A worker does it as
 // it starts (worker.NewWorker), so chaos resume or the next run on this machine clears
 // what a SIGKILLed run left.
-func (a *Activities) RemoveStaleSockets() {
+// (A function, not a method: every method of Activities is registered as an activity.)
+func RemoveStaleSockets(a *Activities) {
 	for _, dir := range []string{a.workRoot(), os.TempDir()} {
 		if n, err := stdio.RemoveStaleFolders(dir); err != nil {
 			a.logger().Warn("a socket folder of a process that is gone was left", "folder", dir, "error", err)

@@ -21,4 +21,4 @@ func removeOrphanContainers(acts *activities.Activities) {
 
 // removeStaleSockets removes the wall-* socket folders of workers that were killed
 // (activities.RemoveStaleSockets).
-func removeStaleSockets(acts *activities.Activities) { acts.RemoveStaleSockets() }
+func removeStaleSockets(acts *activities.Activities) { activities.RemoveStaleSockets(acts) }

@@ -187,7 +187,10 @@ func runLightTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResul
 	var agentFut workflow.Future
 	if oneStep {
 		o := workflow.GetActivityOptions(agentCtx)
-		o.TaskQueue = workflow.GetActivityOptions(setupCtx).TaskQueue // shared: any worker
+		// The run's trial queue, where each worker polls with one slot per trial it
+		// holds: a trial waits there for a free slot, however long (no schedule-to-start).
+		o.TaskQueue = run.TrialTaskQueue(workflow.GetInfo(ctx).TaskQueueName)
+		o.ScheduleToStartTimeout = 0
 		o.StartToCloseTimeout += setupTimeout
 		agentCtx = step(workflow.WithActivityOptions(agentCtx, o), "run")
 		agentFut = workflow.ExecuteActivity(agentCtx, a.RunTrial, in)
