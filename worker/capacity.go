@@ -44,12 +44,11 @@ func MachineCapacity() Capacity {
 	return c
 }
 
-// CapacityProblem says why this machine cannot hold concurrency trials at once in one
-// worker, or "".
-func CapacityProblem(concurrency int) string {
+// CapacityProblem says why this machine cannot hold trials at once in one worker, or "".
+func CapacityProblem(trials int) string {
 	c := MachineCapacity()
-	if concurrency <= c.Trials {
+	if trials <= c.Trials {
 		return ""
 	}
-	return fmt.Sprintf("concurrency %d is more than this machine can hold: %s; raise the limit or lower --concurrency", concurrency, c.Limit)
+	return fmt.Sprintf("this machine cannot hold %d trials at once: %s", trials, c.Limit)
 }

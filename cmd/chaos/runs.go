@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/worker"
@@ -179,7 +181,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	flags := opts.Temporal
-	flags.TaskQueue = run.EmbeddedTaskQueue(opts.RunID)
+	flags.TaskQueue, flags.WorkerLater = run.EmbeddedTaskQueue(opts.RunID), true
 	c, err := connect(cctx, flags, true, "resume-"+opts.RunID)
 	if err != nil {
 		return err
@@ -194,15 +196,16 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return badInput(fmt.Errorf("run %s is not running (%s): nothing to resume", opts.RunID, strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))))
 	}
-	if queue := info.GetTaskQueue(); c.Worker == nil || queue != c.TaskQueue {
-		// Attached to a chaos server, or a run of another queue: a worker for this run here.
-		if c.Worker != nil {
-			c.Worker.Stop()
-		}
-		c.Worker = worker.NewWorker(c.Client, worker.WorkerOptions{ChaosBin: flags.ChaosBin, TaskQueue: queue})
-		if err := c.Worker.Start(); err != nil {
-			return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
-		}
+	// A worker for this run's queue here, as wide as the run (its plan's concurrency).
+	trials, err := runConcurrency(cctx, c, id)
+	if err != nil {
+		return unexpected(c, fmt.Errorf("read the concurrency of run %s: %w", opts.RunID, err))
+	}
+	if msg := worker.CapacityProblem(trials); msg != "" {
+		return badInput(fmt.Errorf("resume %s, a run of %d trials at once: %s; raise the limit", opts.RunID, trials, msg))
+	}
+	if err := c.startWorker(info.GetTaskQueue(), trials); err != nil {
+		return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
 	}
 	total := 0
 	if v, err := c.Client.QueryWorkflow(cctx, id, "", run.QueryProgress); err == nil {
@@ -218,4 +221,35 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	}
 	printSummary(opts.IO, res)
 	return nil
+}
+
+// runConcurrency is how many trials at once the run id runs: its plan's concurrency, from
+// the input of its current workflow run (no more than its trials).
+func runConcurrency(ctx context.Context, c *conn, id string) (int, error) {
+	it := c.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return 0, fmt.Errorf("workflow %s has no history", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return 0, err
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil {
+		return 0, fmt.Errorf("the first event of workflow %s is not its start", id)
+	}
+	var in struct {
+		Plan struct {
+			Concurrency int               `json:"concurrency"`
+			Trials      []json.RawMessage `json:"trials"`
+		} `json:"plan"`
+	}
+	if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in); err != nil {
+		return 0, fmt.Errorf("read the input of workflow %s: %w", id, err)
+	}
+	n := in.Plan.Concurrency
+	if len(in.Plan.Trials) > 0 {
+		n = min(n, len(in.Plan.Trials))
+	}
+	return max(n, 1), nil
 }
