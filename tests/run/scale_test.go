@@ -59,7 +59,7 @@ func TestScale(t *testing.T) {
 	env := testkit.Env(t)
 	data := t.TempDir()
 	specPath := writeOverheadSpec(t)
-	srv := startServer(t, env, data, -1)
+	srv := startServer(t, env, data, -1, "--max-trials", "16") // the run's --concurrency
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	var ids []string
