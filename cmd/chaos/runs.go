@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/worker"
@@ -224,7 +223,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 }
 
 // runConcurrency is how many trials at once the run id runs: its plan's concurrency, from
-// the input of its current workflow run (no more than its trials).
+// the input of its current workflow run.
 func runConcurrency(ctx context.Context, c *conn, id string) (int, error) {
 	it := c.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
@@ -238,18 +237,17 @@ func runConcurrency(ctx context.Context, c *conn, id string) (int, error) {
 	if attrs == nil {
 		return 0, fmt.Errorf("the first event of workflow %s is not its start", id)
 	}
+	payloads := attrs.GetInput().GetPayloads()
+	if len(payloads) == 0 {
+		return 0, fmt.Errorf("workflow %s was started with no input", id)
+	}
 	var in struct {
 		Plan struct {
-			Concurrency int               `json:"concurrency"`
-			Trials      []json.RawMessage `json:"trials"`
+			Concurrency int `json:"concurrency"`
 		} `json:"plan"`
 	}
-	if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in); err != nil {
+	if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil {
 		return 0, fmt.Errorf("read the input of workflow %s: %w", id, err)
 	}
-	n := in.Plan.Concurrency
-	if len(in.Plan.Trials) > 0 {
-		n = min(n, len(in.Plan.Trials))
-	}
-	return max(n, 1), nil
+	return max(in.Plan.Concurrency, 1), nil
 }

@@ -151,16 +151,28 @@ func tail(s string, n int) string {
 	return s
 }
 
-// checkHistories walks the experiment's continue-as-new chain back from its last run,
-// reports each run's history and the largest activity payload, and checks the bounds
-// TestScale states.
-func checkHistories(t *testing.T, c client.Client, workflowID string) {
+// histories is what checkHistories read: the largest history of the run's workflows (the
+// experiment's continue-as-new chain and any child workflows it started), in events and
+// bytes, the trials started in it, and the bounds those trials give it.
+type histories struct {
+	runs, largestActivity                 int
+	largestEvents, largestBytes, trialsIn int
+	boundEvents, boundBytes               int
+}
+
+// checkHistories walks the experiment's continue-as-new chain back from its last run and
+// the child workflows each run started, reports each history and the largest activity
+// payload, and checks the bounds TestScale states.
+func checkHistories(t testing.TB, c client.Client, workflowID string) histories {
 	t.Helper()
-	runID := ""
-	largestActivity, largestEvents, largestBytes, runs := 0, 0, 0, 0
-	for {
-		h := history(t, c, workflowID, runID)
-		runs++
+	var hs histories
+	type wf struct{ id, runID string }
+	queue := []wf{{workflowID, ""}}
+	for len(queue) > 0 {
+		w := queue[0]
+		queue = queue[1:]
+		h := history(t, c, w.id, w.runID)
+		hs.runs++
 		started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
 		input := proto.Size(started.GetInput())
 		size, children, activity := 0, 0, 0
@@ -168,6 +180,9 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 			size += proto.Size(e)
 			if e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
 				children++
+			}
+			if a := e.GetChildWorkflowExecutionStartedEventAttributes(); a != nil {
+				queue = append(queue, wf{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
 			}
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				activity = max(activity, proto.Size(a.GetInput()))
@@ -181,8 +196,8 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 				activity = max(activity, proto.Size(a.GetResult()))
 			}
 		}
-		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes, %d trials started, largest activity payload %d bytes",
-			runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, children, activity)
+		t.Logf("workflow %s run %s: %d events, %d bytes, start input %d bytes, %d trials or children started, largest activity payload %d bytes",
+			w.id, started.GetOriginalExecutionRunId(), len(h.Events), size, input, children, activity)
 		if input > 16<<10 {
 			t.Errorf("a start input of %d bytes, over 16 KiB", input)
 		}
@@ -192,20 +207,81 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 		if len(h.Events) > 20*children+50 {
 			t.Errorf("%d events for %d trials started, over 20 a trial + 50", len(h.Events), children)
 		}
-		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); children > limit {
+		if limit := cmp.Or(*scaleHistoryLimit, run.DefaultHistoryLimit); w.id == workflowID && children > limit {
 			t.Errorf("%d trials started in one run of the chain, over the history limit %d", children, limit)
 		}
 		if size > children*4<<10+64<<10 {
 			t.Errorf("a history of %d bytes for %d trials started, over 4 KiB a trial + 64 KiB", size, children)
 		}
-		largestActivity, largestEvents, largestBytes = max(largestActivity, activity), max(largestEvents, len(h.Events)), max(largestBytes, size)
-		prev := started.GetContinuedExecutionRunId()
-		if prev == "" {
-			break
+		hs.largestActivity = max(hs.largestActivity, activity)
+		if len(h.Events) > hs.largestEvents {
+			hs.largestEvents, hs.largestBytes, hs.trialsIn = len(h.Events), size, children
+			hs.boundEvents, hs.boundBytes = 20*children+50, children*4<<10+64<<10
 		}
-		runID = prev
+		if prev := started.GetContinuedExecutionRunId(); prev != "" && w.id == workflowID {
+			queue = append(queue, wf{w.id, prev})
+		}
 	}
-	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest history %d events, %d bytes", runs, largestActivity, largestEvents, largestBytes)
+	t.Logf("%d workflow runs; largest activity payload %d bytes; largest history %d events, %d bytes (%d trials or children started in it; bound %d events, %d bytes)",
+		hs.runs, hs.largestActivity, hs.largestEvents, hs.largestBytes, hs.trialsIn, hs.boundEvents, hs.boundBytes)
+	return hs
+}
+
+// BenchmarkScale is make bench's 10,000-trial run (-scale-trials; b.N is not used): the
+// run of TestScale (a no-op agent, true, 16 at once on chaos server --max-trials 16),
+// timed from chaos run's start to its exit, against a plain loop that starts sh -c true
+// as many times, 16 at once (loop-s, x-loop). Beside them, from the server, the run's
+// largest workflow history in events and bytes (largest-events, largest-bytes) and the
+// documented bound for the trials started in it (bound-events: 20 a trial + 50;
+// bound-bytes: 4 KiB a trial + 64 KiB; docs/ARCHITECTURE.md), and the harness's CPU a
+// trial (harness-cpu-s/trial: the server with its worker and what it started, and chaos
+// run).
+//
+//	go test ./tests/run -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -timeout 600m
+//	go test ./tests/run -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -scale-trials 20   (a check of the benchmark)
+func BenchmarkScale(b *testing.B) {
+	n := *scaleTrials
+	const concurrency = 16
+	env := testkit.Env(b)
+	data := b.TempDir()
+	specPath := writeOverheadSpec(b)
+	srv := startServer(b, env, data, -1, "--max-trials", strconv.Itoa(concurrency))
+	measured := false
+	var ms []metric
+	b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
+		if measured {
+			reportMetrics(b, ms)
+			return
+		}
+		out := filepath.Join(b.TempDir(), "out")
+		cpu0, client0 := procCPU(b, srv.Pid()), childrenCPU()
+		start := time.Now()
+		r := runChaos(b, env, time.Duration(n)*5*time.Second+runTimeout, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+			"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", strconv.Itoa(concurrency))
+		runTime := time.Since(start)
+		cpu1, client1 := procCPU(b, srv.Pid()), childrenCPU()
+		if r.Code != 4 { // the agent never meets the wall: nothing scored
+			b.Fatalf("chaos run: exit code %d, want 4\nstdout:\n%s\nstderr (end):\n%s", r.Code, r.Stdout, tail(r.Stderr, 2000))
+		}
+		c := testkit.DialTemporal(b, srv.Addr)
+		hs := checkHistories(b, c, run.ExperimentWorkflowID(runIDOf(b, r.Stdout)))
+		c.Close()
+		loop := plainLoop(b, n, concurrency, "true")
+		harness := (cpu1.self + cpu1.children - cpu0.self - cpu0.children) + (client1 - client0)
+		ms = []metric{
+			{float64(n), "trials"},
+			{runTime.Seconds(), "run-s"},
+			{loop.Seconds(), "loop-s"},
+			{runTime.Seconds() / loop.Seconds(), "x-loop"},
+			{float64(hs.largestEvents), "largest-events"},
+			{float64(hs.boundEvents), "bound-events"},
+			{float64(hs.largestBytes), "largest-bytes"},
+			{float64(hs.boundBytes), "bound-bytes"},
+			{harness.Seconds() / float64(n), "harness-cpu-s/trial"},
+		}
+		measured = true
+		reportMetrics(b, ms)
+	})
 }
 
 // history is every event of one run of a workflow (runID "": the latest).
