@@ -37,9 +37,12 @@ type WorkerOptions struct {
 	TaskQueue string
 }
 
-// NewWorker builds a worker on the chaos task queue with every workflow and activity
-// registered and worker sessions enabled, so a trial's activities stay on this host. Make
-// c with ClientOptions.
+// NewWorker builds the three workers of one chaos worker process, started and stopped
+// together: on the task queue (run.TaskQueue, or opts.TaskQueue) every workflow and
+// activity, with worker sessions enabled for older runs; on this process's own queue the
+// steps of a trial that must reach its hub; on the trial queue (run.TrialTaskQueue) the
+// trials themselves, MaxTrials at once. It removes the socket folders of workers that
+// were killed on this machine first. Make c with ClientOptions.
 func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
