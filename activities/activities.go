@@ -23,6 +23,7 @@ import (
 	"github.com/crashwall/chaos/proxies/shim"
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/store"
@@ -227,7 +228,23 @@ func parseSpec(ref run.SpecRef) (*spec.Spec, error) {
 	if ref.Profile != "" {
 		s.Agent.Profile = ref.Profile
 	}
+	LearnSecrets(s)
 	return s, nil
+}
+
+// LearnSecrets adds the values the spec's ${VAR}s take on this worker, and the model
+// keys in its environment (which the agent inherits: llm.KeyEnv), to the process's
+// registry (redact.Known) before anything of the trial is written: every writer of the
+// trial and the run, and every payload sent to Temporal, replaces them.
+func LearnSecrets(s *spec.Spec) {
+	for _, sc := range s.Secrets(nil) {
+		redact.Known.Add(sc.Name, sc.Value)
+	}
+	for _, k := range llm.KeyEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			redact.Known.Add(k, v)
+		}
+	}
 }
 
 // trialTask is the task the trial performs.
@@ -313,7 +330,7 @@ func keepAlive(ctx context.Context, every time.Duration, details func() any) (st
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same folder and a
-// rename, so a reader never sees half a file.
+// rename, so a reader never sees half a file; every secret value known is redacted.
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -324,7 +341,7 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	_, err = f.Write(redact.Known.Bytes(data))
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}

@@ -146,7 +146,10 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	s, err := spec.Parse(specName(in.Spec), in.Spec.YAML)
 	if err != nil {
 		s = nil
-	} else if in.Spec.Profile != "" {
+	} else {
+		LearnSecrets(s)
+	}
+	if s != nil && in.Spec.Profile != "" {
 		s.Agent.Profile = in.Spec.Profile
 	}
 	m.Model = modelManifest(s, results)

@@ -65,8 +65,14 @@ func (w *watcher) spend(r record.Row) string {
 		return ""
 	}
 	w.spent = cost.Round(w.spent + *r.Usage.USD)
-	if limit := w.limits.MaxCostUSD; limit > 0 && w.spent > limit {
-		return "the trial spent " + cost.Format(w.spent) + " on model calls, more than its limit of " + cost.Format(limit) + " (limits.max_cost_usd)"
+	return overLimit(w.spent, w.limits.MaxCostUSD)
+}
+
+// overLimit is why a trial that spent spent on model calls is stopped under limits.max_cost_usd
+// (limit, 0: none), or "".
+func overLimit(spent, limit float64) string {
+	if limit > 0 && spent > limit {
+		return "the trial spent " + cost.Format(spent) + " on model calls, more than its limit of " + cost.Format(limit) + " (limits.max_cost_usd)"
 	}
 	return ""
 }

@@ -94,7 +94,7 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	if upstream != "" {
 		model, err = llm.NewModelProxy(llm.ModelProxyConfig{
 			Upstream: upstream, Fault: s.Model.FaultName(), Rate: s.Model.Rate, Steps: s.Model.Steps,
-			Seed: t.Trial.Seed, Record: rec, Prices: s.Model.PriceTable(),
+			Seed: t.Trial.Seed, Record: rec, Prices: s.Model.PriceTable(), MaxUSD: s.Limits.MaxCostUSD,
 			Context: faults.ModelContext{StaleValues: s.Model.StaleValues, Entities: s.Model.Entities},
 		})
 		if err != nil {

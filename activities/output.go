@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 )
 
@@ -95,9 +96,15 @@ func captureTo(path string, limit int64) (*capturedStream, error) {
 func (c *capturedStream) start() {
 	go func() {
 		defer close(c.done)
-		_, err := io.Copy(c.tail, c.r)
+		// Every secret value known is redacted as the agent writes it (it may echo its
+		// environment, or a browser server its fills): the file never holds one.
+		w := redact.Known.NewWriter(c.tail)
+		_, err := io.Copy(w, c.r)
 		if errors.Is(err, os.ErrClosed) {
 			err = nil // finish gave up on a writer that outlived the agent
+		}
+		if ferr := w.Flush(); err == nil {
+			err = ferr
 		}
 		c.err = err
 	}()

@@ -76,6 +76,15 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	}
 
 	res.Profile, res.Infra = profile, closing.Infra
+	if s != nil && res.Outcome == run.OutcomeCompleted {
+		// An agent that ended by itself after its model calls crossed limits.max_cost_usd
+		// (the proxy refused its next call, and it gave up or crashed before the watcher's
+		// abort reached it) was stopped by the limit all the same.
+		if why := overLimit(trialCost(a.live(in.Trial.Key()), log, closing).Spent(), s.Limits.MaxCostUSD); why != "" {
+			res.Outcome, res.Reason = run.OutcomeAborted, why
+			ranToItsEnd = false
+		}
+	}
 	if why := guardLost(log); why != "" {
 		noVerdict(why)
 	}

@@ -184,18 +184,23 @@ func (a *agent) do(ctx context.Context, st Step, source bool) (string, bool) {
 	return "", false
 }
 
-// confirm reads a write back, rewriting it up to twice when it did not stick.
+// confirm reads a write back, rewriting it up to twice when it did not stick. A read that
+// fails through all its tries ends the confirming: nothing can be confirmed, and writing
+// again blind would only spend calls (a dropped session fails every call that follows).
 func (a *agent) confirm(ctx context.Context, w, r Step, valueField string) bool {
 	if r.Tool == "" {
 		return false
 	}
 	for i := 0; i < 3; i++ {
 		text, ok := a.do(ctx, r, false)
-		if ok && r.Path != "" {
+		if !ok {
+			return false
+		}
+		if r.Path != "" {
 			if readBack(text, r) {
 				return true
 			}
-		} else if ok {
+		} else {
 			var got map[string]any
 			if json.Unmarshal([]byte(text), &got) == nil && equal(got[valueField], w.Want) {
 				return true

@@ -5,6 +5,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -56,26 +57,27 @@ func (p Price) USD(t Tokens) float64 {
 // order they were added in.
 func Round(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }
 
-// Table is a price per model name. A model is priced by its exact name, else by the
-// longest name in the table that begins it ("claude-sonnet-4-5" prices
-// "claude-sonnet-4-5-20250929").
+// Table is a price per model name. A model is priced by its exact name, or by its name
+// without a snapshot date ("claude-sonnet-4-5" prices "claude-sonnet-4-5-20250929",
+// "gpt-4o" prices "gpt-4o-2024-08-06"), never by a shorter name that begins it: a newer
+// version ("claude-opus-4-8") is not priced as an older one ("claude-opus-4", three times
+// dearer), it is unpriced until model.prices names it.
 type Table map[string]Price
+
+// snapshotDate is the date a vendor appends to a model's name for one snapshot of it.
+var snapshotDate = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
 
 // Lookup finds the price of model.
 func (t Table) Lookup(model string) (Price, bool) {
 	if p, ok := t[model]; ok {
 		return p, true
 	}
-	best := ""
-	for name := range t {
-		if strings.HasPrefix(model, name) && len(name) > len(best) {
-			best = name
+	if base := snapshotDate.ReplaceAllString(model, ""); base != model {
+		if p, ok := t[base]; ok {
+			return p, true
 		}
 	}
-	if best == "" {
-		return Price{}, false
-	}
-	return t[best], true
+	return Price{}, false
 }
 
 // With is the table with over's prices in place of (or besides) its own.
@@ -90,13 +92,21 @@ func (t Table) With(over Table) Table {
 	return out
 }
 
+// PricesAsOf is the day Defaults were taken from the vendors' published price lists.
+const PricesAsOf = "2025-11-24"
+
 // Defaults are the list prices of common models (USD per million tokens, as the vendors
-// published them in 2025; docs/model.md). A spec's model.prices overrides them; a model
-// in neither is counted in tokens and named as unpriced, never guessed.
+// published them on PricesAsOf; docs/model.md), each row one version by its exact name. A
+// spec's model.prices overrides them and adds models; a model in neither is counted in
+// tokens and named as unpriced, never guessed.
 var Defaults = Table{
 	"claude-opus-4-5":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4":     {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-sonnet-4":   {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"claude-opus-4-1":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+	"claude-opus-4-0":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+	"claude-opus-4":     {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75}, // claude-opus-4-20250514
+	"claude-sonnet-4-5": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"claude-sonnet-4-0": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"claude-sonnet-4":   {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, // claude-sonnet-4-20250514
 	"claude-3-7-sonnet": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
 	"claude-haiku-4-5":  {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
 	"claude-3-5-haiku":  {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},

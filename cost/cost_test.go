@@ -14,6 +14,14 @@ func TestLookup(t *testing.T) {
 		{"gpt-4o-mini-2024-07-18", 0.15, true},
 		{"gpt-4o-2024-08-06", 2.5, true},
 		{"gpt-4.1-nano", 0.1, true},
+		{"claude-opus-4-20250514", 15, true},
+		{"claude-sonnet-4-20250514", 3, true},
+		{"claude-haiku-4-5-20251001", 1, true},
+		// A version the table does not name is unpriced, not priced as an older one that
+		// begins its name (claude-opus-4: three times dearer than claude-opus-4-5).
+		{"claude-opus-4-8", 0, false},
+		{"claude-sonnet-4-6-20260101", 0, false},
+		{"gpt-4o-mini-tts", 0, false},
 		{"standin", 0, false},
 		{"", 0, false},
 	} {

@@ -170,10 +170,24 @@ func TestComposeWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw, _ := u.User.Password()
 	if u.Hostname() != "postgres" || strings.TrimPrefix(u.Path, "/") != pg.Environment["POSTGRES_DB"] ||
-		u.User.Username() != pg.Environment["POSTGRES_USER"] || pw != pg.Environment["POSTGRES_PASSWORD"] {
+		u.User.Username() != pg.Environment["POSTGRES_USER"] {
 		t.Errorf("CHAOS_DATABASE_URL %q is not the postgres service's results database %q", u.Redacted(), pg.Environment["POSTGRES_DB"])
+	}
+	// The password is the environment's, never a literal in the file, and not in the URL
+	// (a password with URL syntax in it would break the URL): the worker's pgx reads
+	// PGPASSWORD.
+	if _, set := u.User.Password(); set {
+		t.Errorf("CHAOS_DATABASE_URL %q holds a password; the worker takes it from PGPASSWORD", u.Redacted())
+	}
+	for name, v := range map[string]string{
+		"postgres POSTGRES_PASSWORD": pg.Environment["POSTGRES_PASSWORD"],
+		"temporal POSTGRES_PWD":      temporal.Environment["POSTGRES_PWD"],
+		"chaos-worker PGPASSWORD":    worker.Environment["PGPASSWORD"],
+	} {
+		if !strings.HasPrefix(v, "${CHAOS_DB_PASSWORD:?") {
+			t.Errorf("%s is %q, want the required ${CHAOS_DB_PASSWORD:?...} from the environment or .env", name, v)
+		}
 	}
 	for _, s := range c.Services {
 		for _, v := range s.Volumes {
@@ -182,6 +196,19 @@ func TestComposeWiring(t *testing.T) {
 				if _, ok := c.Volumes[name]; !ok {
 					t.Errorf("volume %s is used but not declared", name)
 				}
+			}
+		}
+	}
+}
+
+// TestComposePublishesOnLoopback: every published port binds to ${CHAOS_BIND:-127.0.0.1},
+// so a laptop's compose exposes nothing beyond it unless CHAOS_BIND says so.
+func TestComposePublishesOnLoopback(t *testing.T) {
+	c := readCompose(t)
+	for name, s := range c.Services {
+		for _, p := range s.Ports {
+			if !strings.HasPrefix(p, "${CHAOS_BIND:-127.0.0.1}:") {
+				t.Errorf("service %s publishes %q on every interface, want \"${CHAOS_BIND:-127.0.0.1}:...\"", name, p)
 			}
 		}
 	}

@@ -44,6 +44,21 @@ func TestComposeConfig(t *testing.T) {
 		}
 		t.Skip("neither docker compose nor docker-compose is installed (apt-get install docker-compose)")
 	}
+	t.Run("no password", func(t *testing.T) {
+		cmd := exec.Command(compose[0], append(append([]string{}, compose[1:]...), "config")...)
+		cmd.Dir = ".."
+		var env []string
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CHAOS_DB_PASSWORD=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "set CHAOS_DB_PASSWORD in the environment or in .env") {
+			t.Errorf("compose config without CHAOS_DB_PASSWORD: %v, want a refusal that names it\n%s", err, out)
+		}
+	})
 	for _, files := range [][]string{
 		{"docker-compose.yml"},
 		{"docker-compose.yml", "deploy/docker-compose.agents.yml"},
@@ -55,10 +70,15 @@ func TestComposeConfig(t *testing.T) {
 			}
 			cmd := exec.Command(compose[0], append(args, "config")...)
 			cmd.Dir = ".."
-			cmd.Env = append(os.Environ(), "CHAOS_WORK=/var/lib/chaos-work")
+			cmd.Env = append(os.Environ(), "CHAOS_WORK=/var/lib/chaos-work", "CHAOS_DB_PASSWORD=pw-from-the-environment")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s config: %v\n%s", strings.Join(compose, " "), err, out)
+			}
+			for _, want := range []string{"127.0.0.1:5432:5432", "127.0.0.1:7233:7233", "127.0.0.1:8080:8080", "PGPASSWORD: pw-from-the-environment"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("the resolved file has no %q\n%s", want, out)
+				}
 			}
 			for _, s := range []string{"postgres:", "temporal:", "temporal-ui:", "chaos-worker:"} {
 				if !strings.Contains(string(out), "  "+s) {

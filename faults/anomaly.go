@@ -29,7 +29,7 @@ var anomalies = map[string]anomalyInfo{
 	"duplicate_record": {"one record arrives twice; it must be counted once", true},
 	"mixed_units":      {"one record's unit is changed; it must not be added in without a word", false},
 	"missing_field":    {"a field is missing or empty; it must not be guessed", true},
-	"stale_date":       {"the data is three days old; it must not be presented as current", false},
+	"stale_date":       {"the data is three days old; it must not be presented as current", true},
 }
 
 // damage is an anomaly derived from one reply: the damaged text, and for missing_field
@@ -148,7 +148,9 @@ func anomalyOf(reply, variant string) (damage, bool) {
 		if err != nil {
 			return damage{}, false
 		}
-		return whole(edit{v.start, v.end, jsonString(d.AddDate(0, 0, -3).Format("2006-01-02"))})
+		dm, _ := whole(edit{v.start, v.end, jsonString(d.AddDate(0, 0, -3).Format("2006-01-02"))})
+		dm.field, dm.was = k, v.str
+		return dm, true
 	}
 	return damage{}, false
 }

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/crashwall/chaos/spec"
@@ -36,11 +37,14 @@ func (dataAnomaly) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
 	info, known := anomalies[c.Variant]
 	c.SuccessPossible = !known || info.possible
-	if c.Variant == "missing_field" && c.Reply == "" {
-		// Success is lost only when the task needs the blanked value: a state check
-		// expects it. Blanking a currency when the task stores the amount leaves the task
-		// as doable as before, and an agent that does it right is correct (as in Ajantik).
-		if d, ok := anomalyOf(world.SuccessText(t), c.Variant); ok && needed(s, d.was) {
+	if (c.Variant == "missing_field" || c.Variant == "stale_date") && c.Reply == "" {
+		// Success is lost only when the task needs the value taken out or aged: a state
+		// check expects it, or the task asks about it (stale_date: the task names the date
+		// or asks when). Blanking a currency when the task stores the amount, or aging the
+		// date of an email whose content alone decides the task, leaves the task as doable
+		// as before, and an agent that does it right is correct (as in Ajantik).
+		if d, ok := anomalyOf(world.SuccessText(t), c.Variant); ok &&
+			(needed(s, d.was) || (c.Variant == "stale_date" && taskAsksDate(s, d.field))) {
 			c.SuccessPossible = false
 		}
 	}
@@ -56,6 +60,23 @@ func (dataAnomaly) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	}
 	receives, _ := Anomaly(world.SuccessText(t), c.Variant)
 	return Info{Hits: hitsText(*c), Receives: receives, World: "unchanged (the tool does not write)"}
+}
+
+// dateWords are what a task says when it needs a date to be current.
+var dateWords = regexp.MustCompile(`(?i)\b(date[sd]?|when|today|current(ly)?|recent(ly)?|how old|up to date|as of|deadline|due)\b`)
+
+// taskAsksDate reports whether a task of s asks about a date: names the date's field, or
+// uses a word that needs the date to be current.
+func taskAsksDate(s *spec.Spec, field string) bool {
+	if s == nil {
+		return false
+	}
+	for _, t := range s.Tasks {
+		if dateWords.MatchString(t.Prompt) || (field != "" && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(field)+`\b`).MatchString(t.Prompt)) {
+			return true
+		}
+	}
+	return false
 }
 
 // needed reports whether a state check of s needs value: what the check expects (its

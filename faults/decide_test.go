@@ -465,7 +465,7 @@ func TestGenerateExample(t *testing.T) {
 		{"premature_read@get_ticket_field", true, false},
 		{"stale_read@get_ticket_field", true, false},
 		{"data_anomaly.missing_field@read_email", true, true}, // blanks "ticket", which no check needs
-		{"data_anomaly.stale_date@read_email", false, true},
+		{"data_anomaly.stale_date@read_email", true, true}, // the task never asks about the date
 		{"context_switch@update_ticket", false, false},
 		{"empty_success@update_ticket", true, false},
 	}
@@ -506,7 +506,7 @@ func TestGenerateHandWritten(t *testing.T) {
 		{ID: "data_anomaly.duplicate_record@read_orders", Family: "data_anomaly", Variant: "duplicate_record", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: one record arrives twice; it must be counted once"},
 		{ID: "data_anomaly.mixed_units@read_orders", Family: "data_anomaly", Variant: "mixed_units", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: one record's unit is changed; it must not be added in without a word"},
 		{ID: "data_anomaly.missing_field@read_orders", Family: "data_anomaly", Variant: "missing_field", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: a field is missing or empty; it must not be guessed (field \"amount\", was 12.5)"},
-		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: toolSrc, At: 1, Every: true, SuccessPossible: false, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
+		{ID: "data_anomaly.stale_date@read_orders", Family: "data_anomaly", Variant: "stale_date", Tool: toolSrc, At: 1, Every: true, SuccessPossible: true, What: "every call to read_orders: the data is three days old; it must not be presented as current"},
 		{ID: "ticket-503", Family: "transient_error", Tool: toolUpd, At: 2, Message: "503 down", SuccessPossible: true, What: "the 2nd call to update_ticket: 503 once, then the tool works"},
 		{ID: "email-replaced", Family: "data_anomaly", Tool: toolSrc, At: 1, Every: true, Reply: `{"orders":[]}`, SuccessPossible: true, What: "every call to read_orders: answered with the reply the spec gives"},
 	}
@@ -588,6 +588,33 @@ func TestMissingFieldSuccessPossible(t *testing.T) {
 			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: tt.reply}},
 				Tasks: []spec.Task{{ID: "t", StateChecks: []spec.StateCheck{tt.check}}}}
 			c := Condition{ID: "data_anomaly.missing_field@src", Family: "data_anomaly", Variant: "missing_field", Tool: "src", At: 1}
+			dataAnomaly{}.Describe(s, s.Tools[0], &c)
+			if c.SuccessPossible != tt.possible {
+				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
+			}
+		})
+	}
+}
+
+// stale_date takes success away only when the task needs the date to be current: a state
+// check expects the date, or the task names it or asks when (the rule missing_field follows).
+func TestStaleDateSuccessPossible(t *testing.T) {
+	const reply = `{"ticket":"T-1","date":"2026-11-02","body":"please route to payments"}`
+	tests := []struct {
+		name, prompt string
+		check        spec.StateCheck
+		possible     bool
+	}{
+		{"a task that never shows the date", "Set the ticket's team the way the email asks.", spec.StateCheck{Key: "team", Equals: "payments"}, true},
+		{"a task that asks when", "Tell me when the customer wrote, and set the team.", spec.StateCheck{Key: "team", Equals: "payments"}, false},
+		{"a task that names the date", "Record the email's date on the ticket.", spec.StateCheck{Key: "team", Equals: "payments"}, false},
+		{"a check that expects the date", "Copy the email onto the ticket.", spec.StateCheck{Key: "received", Equals: "2026-11-02"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: reply}},
+				Tasks: []spec.Task{{ID: "t", Prompt: tt.prompt, StateChecks: []spec.StateCheck{tt.check}}}}
+			c := Condition{ID: "data_anomaly.stale_date@src", Family: "data_anomaly", Variant: "stale_date", Tool: "src", At: 1}
 			dataAnomaly{}.Describe(s, s.Tools[0], &c)
 			if c.SuccessPossible != tt.possible {
 				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/worker"
 )
 
@@ -172,7 +173,7 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(tmp, append(redact.Known.Bytes(b), '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -188,7 +189,7 @@ func appendJSONLine(path string, v any) error {
 		return err
 	}
 	defer f.Close()
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(append(redact.Known.Bytes(b), '\n'))
 	return err
 }
 

@@ -55,7 +55,7 @@ func Extract(profile string, stdout, stderr []byte, exitCode int) Closing {
 			c.Infra = kind
 		} else if exitCode != 0 && len(bytes.TrimSpace(stdout)) == 0 {
 			c.Infra = fmt.Sprintf("the agent crashed (exit %d)", exitCode)
-			if line := lastLine(string(stderr)); line != "" {
+			if line := crashCause(string(stderr)); line != "" {
 				c.Infra += ": " + clip(line, 200)
 			}
 		}
@@ -336,4 +336,39 @@ func belongsToPrevious(prev, p string) bool {
 		return true
 	}
 	return false
+}
+
+var (
+	// frameRE is a line of a stack trace or of an interpreter's sign-off, which never
+	// says why a program died: Node's "    at f (file:1:2)" and "Node.js v20.1.0", Python's
+	// `  File "x.py", line 3` and "Traceback ...", Go's "goroutine 1 [running]:" and
+	// "\t/path/x.go:12 +0x1d", a caret under the failing column.
+	frameRE = regexp.MustCompile(`^\s+at\s|^Node\.js v\d|^\s*File ".*", line \d|^Traceback \(most recent call last\)|^goroutine \d+ \[|^\s+\S+\.go:\d+|^\s*\^+\s*$|^exit status \d+$`)
+	// causeRE is a line that says what went wrong.
+	causeRE = regexp.MustCompile(`(?i)error|exception|panic|fatal|failed|refused|denied|not found|no such|cannot|can't|unable|invalid|\b[45]\d\d\b`)
+)
+
+// crashCause is the line of a crashed agent's stderr that says why: the last line that
+// reads as an error and is no stack frame ("Error: 404 page not found" above Node's
+// "at process.processTicksAndRejections ..." lines), else its last line that is no frame,
+// else its last line.
+func crashCause(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	fallback := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimRight(lines[i], " \t\r")
+		if strings.TrimSpace(l) == "" || frameRE.MatchString(l) {
+			continue
+		}
+		if causeRE.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+		if fallback == "" {
+			fallback = strings.TrimSpace(l)
+		}
+	}
+	if fallback != "" {
+		return fallback
+	}
+	return lastLine(stderr)
 }

@@ -162,7 +162,7 @@ func TestExtract(t *testing.T) {
 			profile: "generic",
 			stderr:  "panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.main()\n",
 			exit:    2,
-			infra:   "the agent crashed (exit 2): main.main()",
+			infra:   "the agent crashed (exit 2): panic: runtime error: index out of range",
 		},
 		{
 			name:    "crash without stderr",
@@ -260,6 +260,29 @@ func TestExtractRefused(t *testing.T) {
 			c := Extract(tt.profile, []byte(tt.stdout), nil, 0)
 			if !reflect.DeepEqual(c.Refused, tt.want) {
 				t.Errorf("Refused = %q, want %q", c.Refused, tt.want)
+			}
+		})
+	}
+}
+
+// TestCrashCause: a crashed agent is explained by the line that says why, not by the last
+// frame of its stack trace or its interpreter's sign-off.
+func TestCrashCause(t *testing.T) {
+	tests := []struct{ name, stderr, want string }{
+		{"node", "file:///work/agent.mjs:12\n    throw new Error(await res.text());\n    ^\n\nError: 404 page not found\n    at main (file:///work/agent.mjs:12:11)\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n\nNode.js v20.20.2\n",
+			"Error: 404 page not found"},
+		{"python", "Traceback (most recent call last):\n  File \"/work/agent.py\", line 3, in <module>\n    main()\nopenai.NotFoundError: Error code: 404\n",
+			"openai.NotFoundError: Error code: 404"},
+		{"go", "panic: connect: connection refused\n\ngoroutine 1 [running]:\nmain.main()\n\t/work/main.go:12 +0x1d\nexit status 2\n",
+			"panic: connect: connection refused"},
+		{"one plain line", "something odd happened\n", "something odd happened"},
+		{"only frames", "    at x (y:1:2)\n", "at x (y:1:2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Extract("generic", nil, []byte(tt.stderr), 1)
+			if want := "the agent crashed (exit 1): " + tt.want; c.Infra != want {
+				t.Errorf("Infra = %q, want %q", c.Infra, want)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/crashwall/chaos/redact"
 )
 
 // Writer appends rows to a record file, one write per row, so a row is on disk as
@@ -73,7 +75,9 @@ func (w *Writer) writeLocked(r Row) (Row, error) {
 		if err != nil {
 			return r, fmt.Errorf("encode record row: %w", err)
 		}
-		if _, err := w.f.Write(append(b, '\n')); err != nil {
+		// Every secret value known is redacted: an agent may pass one as an argument, a
+		// tool may repeat one in its reply, and the final state may hold one.
+		if _, err := w.f.Write(append(redact.Known.Bytes(b), '\n')); err != nil {
 			return r, fmt.Errorf("write record: %w", err)
 		}
 	}

@@ -59,9 +59,6 @@ func (c CellCost) CostLine() string {
 	u := c.Usage
 	s := fmt.Sprintf("%s over %d trial(s), %s a trial; %d model calls, %d tokens in (%d from cache), %d out",
 		cost.Format(c.Spent), c.Trials, cost.Format(c.Spent/float64(max(c.Trials, 1))), u.Calls, u.Input+u.CacheRead+u.CacheWrite, u.CacheRead, u.Output)
-	if c.AgentUSD != nil {
-		s += fmt.Sprintf("; the agent reported %s", cost.Format(*c.AgentUSD))
-	}
 	var gaps []string
 	if u.Unread > 0 {
 		gaps = append(gaps, fmt.Sprintf("%d calls declared no usage", u.Unread))
@@ -71,6 +68,13 @@ func (c CellCost) CostLine() string {
 	}
 	if len(gaps) > 0 {
 		s += " (a floor: " + strings.Join(gaps, "; ") + ")"
+	}
+	// chaos's figure is the tokens the model proxy saw at the table's list prices; what
+	// the agent says it spent is its own reckoning (its prices, its retries, calls that
+	// bypassed the proxy), shown apart so that the two are never read as one.
+	s += " (chaos's count at list prices of " + cost.PricesAsOf + " or model.prices)"
+	if c.AgentUSD != nil {
+		s += fmt.Sprintf(". Apart, the agent's own report of its spend: %s", cost.Format(*c.AgentUSD))
 	}
 	return s
 }

@@ -30,7 +30,8 @@ type DiffRow struct {
 	Same   int     `json:"same,omitempty"`
 	P      float64 `json:"p"`
 	Method string  `json:"method"`
-	// Call is "better", "worse" or "same": B against A, at Alpha.
+	// Call is "better", "worse" or "same": B against A, at Alpha; for a verdict's share
+	// (DiffVerdicts) "more", "fewer" or "same", since more of a verdict is not always worse.
 	Call string `json:"call"`
 }
 
@@ -70,6 +71,52 @@ func DiffOutcomes(a, b *Run, unpaired bool) ([]DiffRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+// DiffVerdicts compares, per cell and condition, the share of every verdict either run
+// gave (no_verdict and unclear included) among all trials of the condition: a fault that
+// leaves every trial unclear, or a change that makes an agent crash, shows here although
+// no trial of it was scored. Paired, McNemar on every shared seed; Call is "more",
+// "fewer" or "same" (B against A, at Alpha).
+func DiffVerdicts(a, b *Run, unpaired bool) ([]DiffRow, error) {
+	seen := map[string]bool{}
+	for _, r := range []*Run{a, b} {
+		for _, t := range r.Results {
+			seen[verdictOf(t)] = true
+		}
+	}
+	verdicts := make([]string, 0, len(seen))
+	for v := range seen {
+		verdicts = append(verdicts, v)
+	}
+	sort.Strings(verdicts)
+	var rows []DiffRow
+	for _, v := range verdicts {
+		rs, err := diffBy(a, b, unpaired, v, func(t run.TrialResult) (bool, bool) {
+			return true, verdictOf(t) == v
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := range rs {
+			switch rs[i].Call {
+			case "worse":
+				rs[i].Call = "more"
+			case "better":
+				rs[i].Call = "fewer"
+			}
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+}
+
+// verdictOf is a trial's verdict, no_verdict for one that has none.
+func verdictOf(t run.TrialResult) string {
+	if t.Verdict == "" {
+		return NoVerdict
+	}
+	return t.Verdict
 }
 
 // diffBy compares the share of bad trials per cell and condition; judge says whether a
@@ -116,6 +163,8 @@ func diffBy(a, b *Run, unpaired bool, outcome string, judge func(run.TrialResult
 		}
 		return NewRate(k, n)
 	}
+	// shared counts the seeds both runs have, whether or not their trials count here: two
+	// runs that share seeds are paired even when no trial of one side was scored.
 	shared := 0
 	var rows []DiffRow
 	for _, k := range keys {
@@ -134,6 +183,7 @@ func diffBy(a, b *Run, unpaired bool, outcome string, judge func(run.TrialResult
 				if !ok {
 					continue
 				}
+				shared++
 				ca, badA := judge(ta)
 				cb, badB := judge(tb)
 				if !ca || !cb {
@@ -142,7 +192,6 @@ func diffBy(a, b *Run, unpaired bool, outcome string, judge func(run.TrialResult
 				before = append(before, badA)
 				after = append(after, badB)
 			}
-			shared += len(before)
 			p, err := Compare(before, after)
 			if err != nil {
 				return nil, err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 )
 
@@ -190,7 +191,13 @@ func writeAtomic(path string, fill func(io.Writer) error) error {
 		f.Close()
 		return err
 	}
-	if err := fill(f); err != nil {
+	// Every secret value known is redacted: the report shows what agents said and did.
+	w := redact.Known.NewWriter(f)
+	if err := fill(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
 		f.Close()
 		return err
 	}

@@ -79,3 +79,69 @@ func TestDiffOutcomesEverySharedSeed(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffVerdicts: a model fault that leaves all 6 trials unclear has no silent wrong, so
+// the silent-wrong diff calls it the same (p 1); the verdict diff sees it (unclear 0/6 -> 6/6, more,
+// McNemar p = 2/2^6), and the runs, which share every seed, are not refused as unpaired.
+func TestDiffVerdicts(t *testing.T) {
+	var a, b Run
+	for rep := 1; rep <= 6; rep++ {
+		tr := run.TrialResult{ID: "x", Cell: "main", Condition: "llm_error_single", Rep: rep, Seed: int64(rep)}
+		tr.Verdict = Correct
+		a.Results = append(a.Results, tr)
+		tr.Verdict = Unclear
+		b.Results = append(b.Results, tr)
+	}
+	rows, err := Diff(&a, &b, false)
+	if err != nil {
+		t.Fatalf("the silent-wrong diff of runs that share every seed: %v", err)
+	}
+	if len(rows) != 1 || rows[0].Call != "same" {
+		t.Errorf("silent-wrong rows %+v: want one row, the same", rows)
+	}
+	rows, err = DiffVerdicts(&a, &b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]DiffRow{}
+	for _, r := range rows {
+		got[r.Outcome] = r
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v, want one per verdict seen (correct, unclear)", rows)
+	}
+	const p = 2.0 / 64
+	if r := got[Unclear]; r.A.K != 0 || r.A.N != 6 || r.B.K != 6 || r.B.N != 6 || r.Worse != 6 || r.Call != "more" || r.P < p-1e-9 || r.P > p+1e-9 {
+		t.Errorf("unclear: %+v; want 0/6 -> 6/6, 6 discordant, p %.4f, more", r, p)
+	}
+	if r := got[Correct]; r.A.K != 6 || r.B.K != 0 || r.Call != "fewer" {
+		t.Errorf("correct: %+v; want 6/6 -> 0/6, fewer", r)
+	}
+
+	// No seed in common: refused as before.
+	for i := range b.Results {
+		b.Results[i].Seed += 100
+	}
+	if _, err := DiffVerdicts(&a, &b, false); err != ErrNoSharedSeeds {
+		t.Errorf("runs with no shared seed: %v, want ErrNoSharedSeeds", err)
+	}
+}
+
+// TestDiffNoScoredSide: runs that share their seeds are paired even when one side has no
+// scored trial (every trial no_verdict): the diff says so in its rates, not "no shared seeds".
+func TestDiffNoScoredSide(t *testing.T) {
+	var a, b Run
+	for rep := 1; rep <= 3; rep++ {
+		tr := run.TrialResult{ID: "x", Cell: "main", Condition: "clean", Rep: rep, Seed: int64(rep), Verdict: Correct}
+		a.Results = append(a.Results, tr)
+		tr.Verdict = NoVerdict
+		b.Results = append(b.Results, tr)
+	}
+	rows, err := Diff(&a, &b, false)
+	if err != nil {
+		t.Fatalf("runs sharing every seed, B with nothing scored: %v", err)
+	}
+	if len(rows) != 1 || rows[0].A.N != 3 || rows[0].B.N != 0 {
+		t.Errorf("rows %+v: want A 0/3, B 0/0", rows)
+	}
+}

@@ -56,8 +56,10 @@ type Reach struct {
 }
 
 // Unreached returns the reason the trial never met the wall, as a code and a sentence a
-// user can act on; "" when it did. A trial with no tool call in which a model fault fired
-// did meet the wall: the fault may be why the agent stopped, which is its behaviour.
+// user can act on; "" when it did. A model fault that fired excuses only a trial with no
+// tool call whose agent did reach the wall (the fault may be why it stopped, which is its
+// behaviour); an agent that never connected to the wall, or never completed its MCP
+// handshake, was not set up to do the task, fault or none, and has no verdict.
 func (r Reach) Unreached() (code, why string) {
 	switch {
 	case len(r.Refused) > 0:
@@ -68,14 +70,24 @@ func (r Reach) Unreached() (code, why string) {
 			return UnreachedNoModelCall, r.ModelWhy
 		}
 		return UnreachedNoModelCall, "no model call reached the model proxy: point the agent's model client at {llm_url} (its base URL)"
-	case !r.Tools || r.ToolCalls > 0 || r.ModelFired > 0:
+	case !r.Tools || r.ToolCalls > 0:
 		return "", ""
 	case r.Live && r.Contacts == 0:
-		return UnreachedNoContact, "the agent never connected to the wall: give it the wall's server ({mcp_config}, {wall}, {codex_config} or {wall_url}/mcp) in its command"
+		return UnreachedNoContact, "the agent never connected to the wall" + r.despiteModelFault() + ": give it the wall's server ({mcp_config}, {wall}, {codex_config} or {wall_url}/mcp) in its command"
 	case r.Live && r.Initializing > 0 && r.Initialized == 0:
-		return UnreachedNoInitialize, "the agent's MCP client reached the wall but never completed initialize: check that its MCP set-up names the wall's server as docs/spec.md shows"
+		return UnreachedNoInitialize, "the agent's MCP client reached the wall but never completed initialize" + r.despiteModelFault() + ": check that its MCP set-up names the wall's server as docs/spec.md shows"
+	case r.ModelFired > 0:
+		return "", ""
 	}
 	return UnreachedNoToolCall, "the agent never called a tool: is the wall's server allowed? " + r.advice()
+}
+
+// despiteModelFault says, where a model fault fired, that it does not explain the trial.
+func (r Reach) despiteModelFault() string {
+	if r.ModelFired == 0 {
+		return ""
+	}
+	return " (a model fault fired too, but an agent set up with the wall connects to it whatever its model answers)"
 }
 
 // advice is what to change for the agent's profile so that its tools reach the wall.
@@ -112,6 +124,22 @@ func Warnings(results []run.TrialResult) []string {
 	sort.Strings(codes)
 	for _, c := range codes {
 		out = append(out, fmt.Sprintf("%d of %d trials not scored, %s: %s", byCode[c], len(results), c, first[c]))
+	}
+
+	// Agents that crashed, or met an infrastructure failure, are not scored either: said
+	// here with the first trial's reason, so the summary's "see the warnings above" has
+	// something above.
+	infra, infraFirst := 0, ""
+	for _, r := range results {
+		if r.Unreached == "" && r.Verdict == NoVerdict && strings.HasPrefix(r.VerdictWhy, "infrastructure failure: ") {
+			if infra == 0 {
+				infraFirst = strings.TrimPrefix(r.VerdictWhy, "infrastructure failure: ")
+			}
+			infra++
+		}
+	}
+	if infra > 0 {
+		out = append(out, fmt.Sprintf("%d of %d trials not scored, an infrastructure failure or a crash of the agent; the first: %s", infra, len(results), infraFirst))
 	}
 
 	notCorrect := CleanNotCorrect(results)

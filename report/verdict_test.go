@@ -211,6 +211,16 @@ func TestReachUnreached(t *testing.T) {
 		{"few calls are enough", met(func(r *Reach) { r.ToolCalls = 1; r.Contacts = 1 }), "", ""},
 		{"no tools in the spec", met(func(r *Reach) { r.Tools = false; r.ToolCalls = 0 }), "", ""},
 		{"no call, model fault fired", met(func(r *Reach) { r.ToolCalls = 0; r.Model, r.ModelCalls, r.ModelFired = true, 1, 1 }), "", ""},
+		// A model fault does not excuse an agent that was never given the wall (Claude Code
+		// without --mcp-config, an SDK app with a wrong MCP URL, under llm_error_single).
+		{"never connected, model fault fired", met(func(r *Reach) {
+			r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0
+			r.Model, r.ModelCalls, r.ModelFired = true, 1, 1
+		}), UnreachedNoContact, "a model fault fired too"},
+		{"initialize never completed, model fault fired", met(func(r *Reach) {
+			r.ToolCalls, r.Initialized = 0, 0
+			r.Model, r.ModelCalls, r.ModelFired = true, 1, 1
+		}), UnreachedNoInitialize, "never completed initialize (a model fault fired too"},
 		{"never connected", met(func(r *Reach) { r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0 }), UnreachedNoContact, "never connected"},
 		{"initialize never completed", met(func(r *Reach) { r.ToolCalls, r.Initialized = 0, 0 }), UnreachedNoInitialize, "never completed initialize"},
 		{"listed, never called", met(func(r *Reach) { r.ToolCalls = 0 }), UnreachedNoToolCall, "never called a tool: is the wall's server allowed?"},
@@ -262,6 +272,11 @@ func TestWarnings(t *testing.T) {
 			tr("a", "clean", NoVerdict, ""), tr("a", "phantom_success@x", SilentWrong, "")}, nil, false},
 		{"nothing fired", []run.TrialResult{tr("a", "phantom_success@x", NotTriggered, "")}, []string{"no trial could be scored (1 trials)"}, true},
 		{"no trials", nil, nil, false},
+		{"the agent crashed", []run.TrialResult{
+			{Cell: "a", Condition: "clean", Verdict: NoVerdict, VerdictWhy: "infrastructure failure: the agent crashed (exit 1): Error: 404 page not found"},
+			{Cell: "a", Condition: "phantom_success@x", Verdict: NoVerdict, VerdictWhy: "infrastructure failure: the agent crashed (exit 1): Error: 404 page not found"}},
+			[]string{"2 of 2 trials not scored, an infrastructure failure or a crash of the agent; the first: the agent crashed (exit 1): Error: 404 page not found",
+				"no trial could be scored (2 trials)"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,9 @@ func EmbeddedTaskQueue(runID string) string { return "chaos-run-" + runID }
 // slot taken waits in the queue, unstarted: no retry is spent on it and no history grows.
 func TrialTaskQueue(queue string) string { return queue + "-trials" }
 
+// MemoSpec is the memo field of a run's workflow that names its spec, for chaos runs.
+const MemoSpec = "spec"
+
 // ExperimentWorkflowID is the workflow id of a run.
 func ExperimentWorkflowID(runID string) string { return "chaos-run-" + runID }
 

@@ -43,6 +43,10 @@ func suggest(word string, known []string) string {
 	return fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
 }
 
+// Closest is the candidate nearest to word by edit distance, if it is near enough to be
+// the word that was meant: the "did you mean" of every chaos message, spec or flag.
+func Closest(word string, candidates []string) (string, bool) { return closest(word, candidates) }
+
 // closest is the candidate nearest to word by edit distance, if it is near enough to be
 // the word that was meant.
 func closest(word string, candidates []string) (string, bool) {

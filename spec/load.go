@@ -163,7 +163,32 @@ func (d *decoder) yamlError(err error, data []byte) {
 			}
 		}
 	}
+	if tab := tabIndented(data, p.Line); tab > 0 {
+		// yaml.v3 names a tab only as a character "that cannot start any token", often on
+		// a line after it; the tab is what to fix.
+		p.Line, p.Msg = tab, "a tab in the indentation: YAML indents with spaces only; replace the tab with spaces ("+p.Msg+")"
+	}
 	d.probs = append(d.probs, p)
+}
+
+// tabIndented is the line (1-based) of the last line at or before line whose indentation
+// holds a tab, else of the first such line anywhere, else 0.
+func tabIndented(data []byte, line int) int {
+	found := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if !strings.Contains(indent, "\t") {
+			continue
+		}
+		if i+1 > line && found > 0 {
+			break
+		}
+		found = i + 1
+		if i+1 >= line {
+			break
+		}
+	}
+	return found
 }
 
 // FaultSets are the values of fault_set (auto_faults_set in an Ajantik file).
@@ -320,9 +345,10 @@ func (d *decoder) agent(n *yaml.Node) (Agent, *yaml.Node) {
 		if env.Kind != yaml.MappingNode {
 			d.errorf(env, "agent.env must be a mapping of variable names to values, got %s", got(env))
 		} else {
-			a.Env = map[string]string{}
+			a.Env, a.EnvLines = map[string]string{}, map[string]int{}
 			for _, p := range d.pairs(env) {
 				a.Env[p.key.Value] = d.text(p.val, "agent.env."+p.key.Value)
+				a.EnvLines[p.key.Value] = p.key.Line
 			}
 		}
 	}

@@ -441,10 +441,10 @@ func TestParseProblems(t *testing.T) {
 		{"syntax error", base + "seed: [1, 2\n",
 			[]string{`spec.yaml:13: did not find expected ',' or ']'`}},
 		{"tab", base + "seed:\n\t- 1\n",
-			[]string{`spec.yaml:14: found character that cannot start any token`}},
-		// yaml.v3 gives the line where the enclosing value starts.
+			[]string{`spec.yaml:14: a tab in the indentation: YAML indents with spaces only; replace the tab with spaces (found character that cannot start any token)`}},
+		// yaml.v3 gives the line where the enclosing value starts; the tab is a line on.
 		{"tab after a value", base + "\t- name: x\n",
-			[]string{`spec.yaml:12: found a tab character that violates indentation`}},
+			[]string{`spec.yaml:13: a tab in the indentation: YAML indents with spaces only; replace the tab with spaces (found a tab character that violates indentation)`}},
 		{"empty file", "", []string{`spec.yaml: the file is empty`}},
 		{"not a mapping", "- a\n", []string{`spec.yaml:1: a spec must be a mapping of keys (name:, task:, tools: ...), got a list`}},
 		{"two documents", base + "---\nname: u\n", []string{`spec.yaml:13: a spec file holds one YAML document; remove the second (after ---)`}},

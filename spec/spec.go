@@ -117,7 +117,20 @@ type Agent struct {
 	// "docker" (in Container; spec/runtime.go).
 	Runtime   string    `json:"runtime,omitempty"`
 	Container Container `json:"container,omitzero"`
+	// EnvLines are the lines of agent.env's keys, for messages.
+	EnvLines map[string]int `json:"-"`
 }
+
+// EnvError is an agent.env value whose ${VAR}s cannot be filled in; Line is its key's line
+// in the spec (0 when not known).
+type EnvError struct {
+	Key  string
+	Line int
+	Err  error
+}
+
+func (e *EnvError) Error() string { return fmt.Sprintf("agent.env %s: %v", e.Key, e.Err) }
+func (e *EnvError) Unwrap() error { return e.Err }
 
 // ExpandEnv is agent.env with the ${VAR}s of its values replaced from lookup
 // (os.LookupEnv when nil): an API key is written `OPENAI_API_KEY: ${OPENAI_API_KEY}` and
@@ -137,7 +150,7 @@ func (a Agent) ExpandEnv(lookup func(string) (string, bool)) (map[string]string,
 	for _, k := range keys {
 		v, err := ExpandSecrets(a.Env[k], lookup)
 		if err != nil {
-			return nil, fmt.Errorf("agent.env %s: %w", k, err)
+			return nil, &EnvError{Key: k, Line: a.EnvLines[k], Err: err}
 		}
 		out[k] = v
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 )
@@ -74,8 +75,8 @@ ON CONFLICT (run_id) DO UPDATE SET
     aborted = EXCLUDED.aborted, agent_command = EXCLUDED.agent_command, out_dir = EXCLUDED.out_dir,
     host = EXCLUDED.host, by_verdict = EXCLUDED.by_verdict, by_outcome = EXCLUDED.by_outcome,
     written_at = now()`,
-		r.RunID, r.SpecName, r.SpecPath, r.Plan, nonNilStrings(r.Conditions), nonNilStrings(r.Cells), r.Trials, r.Finished,
-		r.Started, ended, r.Aborted, r.AgentCommand, r.OutDir, r.Host, byVerdict, byOutcome); err != nil {
+		r.RunID, r.SpecName, r.SpecPath, text(r.Plan), nonNilStrings(r.Conditions), nonNilStrings(r.Cells), r.Trials, r.Finished,
+		r.Started, ended, text(r.Aborted), text(r.AgentCommand), r.OutDir, r.Host, byVerdict, byOutcome); err != nil {
 		return fmt.Errorf("run %s: %w", r.RunID, err)
 	}
 
@@ -96,7 +97,7 @@ ON CONFLICT (run_id, trial_id) DO UPDATE SET
     claim_by = EXCLUDED.claim_by, closing = EXCLUDED.closing, success_possible = EXCLUDED.success_possible,
     calls = EXCLUDED.calls, fired = EXCLUDED.fired, duration_ms = EXCLUDED.duration_ms, dir = EXCLUDED.dir,
     result = EXCLUDED.result`,
-			r.RunID, t.ID, t.Cell, t.Condition, t.Rep, t.Seed, t.Outcome, t.Reason, t.Verdict, t.VerdictWhy,
+			r.RunID, t.ID, t.Cell, t.Condition, t.Rep, t.Seed, t.Outcome, text(t.Reason), t.Verdict, text(t.VerdictWhy),
 			t.WorldOK, t.Claim, t.ClaimBy, text(t.Closing), t.SuccessPossible, t.Calls, t.Fired, t.Duration.Milliseconds(), t.Dir, result)
 	}
 	if len(calls) > 0 {
@@ -196,6 +197,7 @@ func jsonb(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	b = redact.Known.Bytes(b)
 	if !bytes.Contains(b, []byte(`\u0000`)) {
 		return b, nil
 	}
@@ -216,8 +218,9 @@ func jsonb(v any) ([]byte, error) {
 	return out, nil
 }
 
-// text drops the NUL characters a text column refuses.
-func text(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+// text drops the NUL characters a text column refuses, and redacts every secret value
+// known.
+func text(s string) string { return redact.Known.String(strings.ReplaceAll(s, "\x00", "")) }
 
 func nonNil(m map[string]int) map[string]int {
 	if m == nil {

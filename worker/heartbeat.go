@@ -11,7 +11,8 @@ import (
 )
 
 // ClientOptions are o with what a chaos worker's client needs: a heartbeat that the
-// server answers late is not a lost activity.
+// server answers late is not a lost activity, and no secret value known reaches the
+// server (redactRequests).
 //
 // Why: the Go SDK (v1.50.0, internalHeartBeat) gives each heartbeat RPC a deadline of the
 // heartbeat throttle interval (at least 1 s), and when the RPC fails with a retryable
@@ -22,7 +23,7 @@ import (
 // when the heartbeat timeout has passed: it times the activity out and the trial is run
 // again (workflows: worker_lost); until then a late heartbeat is only late.
 func ClientOptions(o client.Options) client.Options {
-	o.ConnectionOptions.DialOptions = append(o.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(lateHeartbeatIsNotLost))
+	o.ConnectionOptions.DialOptions = append(o.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(redactRequests, lateHeartbeatIsNotLost))
 	return o
 }
 

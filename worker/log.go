@@ -12,6 +12,8 @@ import (
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
+
+	"github.com/crashwall/chaos/redact"
 )
 
 // serverLogger resolves cfg's logging choice: cfg.Logger, else a text log in
@@ -26,7 +28,7 @@ func serverLogger(cfg ServerConfig) (logger *slog.Logger, closeLog func() error,
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the server log file: %w", err)
 		}
-		return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})), f.Close, nil
+		return slog.New(slog.NewTextHandler(redact.Known.EachWrite(f), &slog.HandlerOptions{Level: slog.LevelInfo})), f.Close, nil
 	default:
 		return slog.New(slog.DiscardHandler), noop, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/report"
+	"github.com/crashwall/chaos/run"
 )
 
 // ScheduleID is the Temporal Schedule id of `chaos schedule create NAME`.
@@ -122,6 +123,7 @@ func ScheduledRunWorkflow(ctx workflow.Context, in ScheduledRunInput) (Scheduled
 		// Cancelling or terminating the scheduled run (or deleting its schedule with it)
 		// aborts the experiment, which tears its trials down.
 		ParentClosePolicy: enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		Memo:              map[string]any{run.MemoSpec: in.Spec.Name},
 	})
 	var res ExperimentResult
 	if err := workflow.ExecuteChildWorkflow(cctx, ExperimentWorkflow, ExperimentInput{

@@ -9,19 +9,43 @@ import (
 	"github.com/crashwall/chaos/report"
 )
 
-// estimateTrialCost is what a trial of the spec cost in its latest finished run under
-// runsDir (the mean over its trials with a cost), and the run it comes from; ok is false
-// when no earlier run had model calls.
-func estimateTrialCost(runsDir string) (perTrial float64, from string, ok bool) {
-	dirs, _ := filepath.Glob(filepath.Join(runsDir, "*", "verdicts.json"))
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs))) // run ids begin with their start time
-	for _, v := range dirs {
-		r, err := report.LoadRun(filepath.Dir(v))
-		if err != nil {
+// estimateTrialCost is what a trial of the spec named spec cost in its latest finished run
+// found in dirs (each a folder of run folders: the spec's default one, and the folder
+// that holds --out's run folder, where runs written with --out sit side by side): the
+// mean over its trials with a cost, and the run it comes from; ok is false when no
+// earlier run of the spec had model calls.
+func estimateTrialCost(spec string, dirs ...string) (perTrial float64, from string, ok bool) {
+	var found []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if d == "" {
 			continue
 		}
-		if cells, total := report.Costs(r.Results); cells != nil && total.Trials > 0 {
-			return cost.Round(total.Spent / float64(total.Trials)), r.Manifest.RunID, true
+		m, _ := filepath.Glob(filepath.Join(d, "*", "verdicts.json"))
+		for _, v := range m {
+			if abs, err := filepath.Abs(v); err == nil && !seen[abs] {
+				seen[abs] = true
+				found = append(found, abs)
+			}
+		}
+	}
+	type candidate struct {
+		r    *report.Run
+		when string
+	}
+	var runs []candidate
+	for _, v := range found {
+		r, err := report.LoadRun(filepath.Dir(v))
+		if err != nil || (spec != "" && r.Manifest.Spec.Name != spec) {
+			continue
+		}
+		// Run ids begin with their start time; a folder's name (--out) need not.
+		runs = append(runs, candidate{r, r.Manifest.RunID})
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].when > runs[j].when })
+	for _, c := range runs {
+		if cells, total := report.Costs(c.r.Results); cells != nil && total.Trials > 0 {
+			return cost.Round(total.Spent / float64(total.Trials)), c.r.Manifest.RunID, true
 		}
 	}
 	return 0, "", false
@@ -29,8 +53,8 @@ func estimateTrialCost(runsDir string) (perTrial float64, from string, ok bool) 
 
 // costPlanLine is the plan's cost line: the estimate for the planned trials, and the
 // budget when one is given.
-func costPlanLine(runsDir string, trials int, budget float64) (line string, perTrial float64) {
-	per, from, ok := estimateTrialCost(runsDir)
+func costPlanLine(spec string, dirs []string, trials int, budget float64) (line string, perTrial float64) {
+	per, from, ok := estimateTrialCost(spec, dirs...)
 	switch {
 	case ok:
 		line = fmt.Sprintf("estimated cost: %s (%s a trial, as in run %s)", cost.Format(cost.Round(per*float64(trials))), cost.Format(per), from)

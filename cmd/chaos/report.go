@@ -117,8 +117,11 @@ func NewCmdDiff(ios *IOStreams) *cobra.Command {
 		Use:   "diff RUN_A RUN_B [--unpaired]",
 		Short: "Compare two runs per condition: is B better, worse or the same as A?",
 		Long: `chaos diff compares the silent-wrong rate of run B with run A per condition, paired on
-the seeds both runs share (McNemar's exact test). Runs that share no seeds are refused
-unless --unpaired is given; then Fisher's exact test compares the rates as independent.`,
+the seeds both runs share (McNemar's exact test); then the share of every verdict either
+run gave (unclear and no_verdict included, over all trials of the condition), and the
+outcomes the spec declares, each the same way, and ends with the list of what changed.
+Runs that share no seeds are refused unless --unpaired is given; then Fisher's exact test
+compares the rates as independent.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.A, opts.B = args[0], args[1]
@@ -149,13 +152,56 @@ func diffRun(opts *DiffOptions) error {
 	if err := printDiffRows(opts, rows, false); err != nil {
 		return err
 	}
-	// The outcomes the spec declares, compared the same way.
-	outcomes, err := report.DiffOutcomes(runs[0], runs[1], opts.Unpaired)
-	if err != nil || len(outcomes) == 0 {
+	changed := changedRows(rows, "silent_wrong")
+	// Every verdict's share: what the silent-wrong rate cannot see (a fault that leaves
+	// every trial unclear, an agent that now crashes).
+	verdicts, err := report.DiffVerdicts(runs[0], runs[1], opts.Unpaired)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "\ndeclared outcomes: the rate is trials on the bad side (a failure that held, a success that did not) / scored trials\n\n")
-	return printDiffRows(opts, outcomes, true)
+	fmt.Fprintf(opts.IO.Out, "\nevery verdict: the rate is trials with that verdict / all trials of the condition; B VS A says more, fewer or the same\n\n")
+	if err := printDiffRows(opts, verdicts, true); err != nil {
+		return err
+	}
+	changed = append(changed, changedRows(verdicts, "")...)
+	// The outcomes the spec declares, compared the same way.
+	outcomes, err := report.DiffOutcomes(runs[0], runs[1], opts.Unpaired)
+	if err != nil {
+		return err
+	}
+	if len(outcomes) > 0 {
+		fmt.Fprintf(opts.IO.Out, "\ndeclared outcomes: the rate is trials on the bad side (a failure that held, a success that did not) / scored trials\n\n")
+		if err := printDiffRows(opts, outcomes, true); err != nil {
+			return err
+		}
+		changed = append(changed, changedRows(outcomes, "")...)
+	}
+	if len(changed) == 0 {
+		fmt.Fprintf(opts.IO.Out, "\nchanged: nothing, at alpha %.2f\n", report.Alpha)
+		return nil
+	}
+	fmt.Fprintf(opts.IO.Out, "\nchanged, at alpha %.2f:\n", report.Alpha)
+	for _, c := range changed {
+		fmt.Fprintln(opts.IO.Out, "  "+c)
+	}
+	return nil
+}
+
+// changedRows names the rows whose call is not "same": "cell condition outcome: call (A ->
+// B, p)"; outcome names rows that carry none.
+func changedRows(rows []report.DiffRow, outcome string) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Call == "same" {
+			continue
+		}
+		name := r.Outcome
+		if name == "" {
+			name = outcome
+		}
+		out = append(out, fmt.Sprintf("%s %s %s: %s (%s -> %s, p %s)", r.Cell, r.Condition, name, r.Call, r.A, r.B, report.FormatP(r.P)))
+	}
+	return out
 }
 
 // printDiffRows prints diff rows as a table, with the outcome of each row when withOutcome.

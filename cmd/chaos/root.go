@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crashwall/chaos/spec"
 )
@@ -25,6 +27,10 @@ const (
 	// ExitNoScore: the run finished, but no trial could be scored (the agent never met
 	// the wall, every trial timed out, no fault fired...): there is no rate to act on.
 	ExitNoScore = 4
+	// ExitGate (5, run_gate.go): a --gate failed on the evidence.
+	// ExitStopped: the run stopped before all its trials ran (aborted, or stopped by
+	// --budget); its folder holds the trials that did.
+	ExitStopped = 6
 )
 
 // ExitError carries the exit code of a failed command.
@@ -83,7 +89,7 @@ whether the world ended right and whether the agent claimed success.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return flagError{err}
+		return flagError{withFlagSuggestion(c, err)}
 	})
 	root.AddCommand(
 		NewCmdDemo(ios, nil),
@@ -128,4 +134,23 @@ func usageErrors(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		usageErrors(sub)
 	}
+}
+
+// withFlagSuggestion adds "did you mean --reps?" to pflag's "unknown flag: --rep" when one
+// of the command's flags is that close.
+func withFlagSuggestion(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if m, ok := spec.Closest(name, names); ok {
+		return fmt.Errorf("%w (did you mean --%s?)", err, m)
+	}
+	return err
 }

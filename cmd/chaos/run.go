@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -54,6 +55,10 @@ type RunOptions struct {
 	Estimated bool
 	// HeartbeatTimeout is passed to the workflow (0: derived from the agent's timeout).
 	HeartbeatTimeout time.Duration
+	// Gates are --gate's bars and GateRegression --gate-regression's baseline run folder
+	// (run_gate.go).
+	Gates          []string
+	GateRegression string
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
@@ -105,6 +110,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "run each cell's clean trial first; its fault trials start from its twin state just before its first write on the task's last unit (docs/shim.md)")
+	cmd.Flags().StringArrayVar(&opts.Gates, "gate", nil, "fail the run (exit 5) where the evidence says a rate breaks this bar, such as 'silent_wrong<=5%' (repeatable; any verdict or declared outcome)")
+	cmd.Flags().StringVar(&opts.GateRegression, "gate-regression", "", "fail the run (exit 5) where it is worse than this paired baseline run folder (McNemar, alpha 0.05)")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
 	addTemporalFlags(cmd, &opts.Temporal)
 	addResultsFlags(cmd, &opts.Temporal.Results, true)
@@ -140,6 +147,10 @@ func newRunID(now time.Time) string {
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {
+	// What the run prints holds no secret value this process knows (docs/record.md#secrets).
+	streams := *opts.IO
+	streams.Out, streams.ErrOut = redact.Known.EachWrite(streams.Out), redact.Known.EachWrite(streams.ErrOut)
+	opts.IO = &streams
 	s, data, plan, paired, err := planPairedRun(opts)
 	if err != nil {
 		return err
@@ -151,11 +162,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := checkBudget(opts.BudgetUSD); err != nil {
 		return err
 	}
+	gates, err := parseGates(opts.Gates, opts.GateRegression, s)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	if line := branchLine(s, plan); line != "" {
 		fmt.Fprintln(opts.IO.Out, line)
 	}
-	costLine, perTrial := costPlanLine(runsDir(opts, s), len(plan.Trials), opts.BudgetUSD)
+	costDirs := []string{runsDir(opts, s)}
+	if opts.Out != "" {
+		costDirs = append(costDirs, filepath.Dir(filepath.Clean(opts.Out)))
+	}
+	costLine, perTrial := costPlanLine(s.Name, costDirs, len(plan.Trials), opts.BudgetUSD)
 	if !opts.Estimated && (s.Model.Upstream != "" || opts.BudgetUSD > 0 || perTrial > 0) {
 		fmt.Fprintln(opts.IO.Out, costLine)
 	}
@@ -228,7 +247,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial,
 		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
-	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue}, workflows.ExperimentWorkflow, in)
+	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue,
+		Memo: map[string]any{run.MemoSpec: s.Name}}, workflows.ExperimentWorkflow, in)
 	if err != nil {
 		return unexpected(c, fmt.Errorf("start the run: %w", err))
 	}
@@ -238,6 +258,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
+	if note := uiAfterRun(c, opts.Temporal, runID); note != "" {
+		fmt.Fprintln(opts.IO.Out, note)
+	}
 	if plan.Branch {
 		fmt.Fprintln(opts.IO.Out, branchOutcome(res.OutDir)) // run_branch.go
 	}
@@ -253,8 +276,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	} else if err := noModelCallsIn(s, res.Summary.ModelTrials, res.Summary.ModelCalls); err != nil {
 		return err
 	}
-	// A run someone aborted says so itself; it exits 0 as it did, its warnings printed.
-	if unscorable && res.Aborted == "" {
+	if err := checkGates(opts.IO, res.OutDir, gates, opts.GateRegression); err != nil {
+		return err
+	}
+	if err := stoppedEarly(res); err != nil {
+		return err
+	}
+	if unscorable {
 		return &ExitError{Code: ExitNoScore, Err: fmt.Errorf("no trial of run %s could be scored, so it has no rate: see the warnings above and %s",
 			res.RunID, filepath.Join(res.OutDir, "summary.txt"))}
 	}

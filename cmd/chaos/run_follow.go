@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -127,7 +128,11 @@ type progressPrinter struct {
 
 func newProgressPrinter(ios *IOStreams, total int) *progressPrinter {
 	tty := false
-	if f, ok := ios.ErrOut.(*os.File); ok {
+	w := ios.ErrOut
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // redacted (runRun)
+		w = u.Unwrap()
+	}
+	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	return &progressPrinter{ios: ios, total: total, tty: tty, start: time.Now()}

@@ -88,6 +88,8 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	s.Path = opts.Spec
+	// What this process prints or sends to Temporal holds none of the values.
+	activities.LearnSecrets(s)
 	// The flags take the ranges and messages of the spec's keys; 0 is the spec's value.
 	if msg := spec.ReplicatesProblem("--reps", int64(opts.Reps)); opts.Reps != 0 && msg != "" {
 		return nil, nil, nil, badInput(errors.New(msg))
@@ -141,6 +143,10 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		}
 	}
 	if _, err := s.Agent.ExpandEnv(nil); err != nil {
+		var ee *spec.EnvError
+		if errors.As(err, &ee) && ee.Line > 0 {
+			return nil, nil, nil, badInput(fmt.Errorf("%s:%d: %w", opts.Spec, ee.Line, err))
+		}
 		return nil, nil, nil, badInput(fmt.Errorf("%s: %w", opts.Spec, err))
 	}
 	p, err := spec.NewPlan(s, ids, opts.Reps, opts.Concurrency)

@@ -94,3 +94,15 @@ func headline(results []run.TrialResult) map[string]run.CellCount {
 	}
 	return byCell
 }
+
+// stoppedEarly is the error (exit 6) of a run that stopped before all its trials ran: a
+// script must not read an aborted or budget-stopped run's numbers as a whole run's.
+func stoppedEarly(res run.ExperimentResult) error {
+	switch {
+	case res.Budget != "":
+		return &ExitError{Code: ExitStopped, Err: fmt.Errorf("run %s stopped before all its trials ran: %s; %s holds the trials that did", res.RunID, res.Budget, res.OutDir)}
+	case res.Aborted != "":
+		return &ExitError{Code: ExitStopped, Err: fmt.Errorf("run %s was aborted (%s); %s holds the trials that ran", res.RunID, res.Aborted, res.OutDir)}
+	}
+	return nil
+}

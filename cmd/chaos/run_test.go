@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,8 +37,10 @@ func TestRunChecksAgentEnv(t *testing.T) {
 	t.Setenv("CHAOS_TEST_AGENT_KEY", "") // restored after the test
 	os.Unsetenv("CHAOS_TEST_AGENT_KEY")
 	_, err = execute()
-	if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "agent.env OPENAI_API_KEY: the environment variable CHAOS_TEST_AGENT_KEY is not set") {
-		t.Errorf("error %v (exit %d), want exit 1 naming agent.env OPENAI_API_KEY and CHAOS_TEST_AGENT_KEY", err, ExitCode(err))
+	line := strings.Count(text[:strings.Index(text, "  env: {OPENAI_API_KEY")], "\n") + 1
+	want := fmt.Sprintf("%s:%d: agent.env OPENAI_API_KEY: the environment variable CHAOS_TEST_AGENT_KEY is not set", path, line)
+	if ExitCode(err) != ExitBadInput || err.Error() != want {
+		t.Errorf("error %v (exit %d), want exit 1 and %q", err, ExitCode(err), want)
 	}
 
 	t.Setenv("CHAOS_TEST_AGENT_KEY", "sk-test-77c2")

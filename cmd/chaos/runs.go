@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/worker"
@@ -62,7 +64,7 @@ func runsRun(ctx context.Context, opts *RunsOptions) error {
 	}
 	live := liveEmbeddedQueue(c, opts.Temporal)
 	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION")
+	fmt.Fprintln(tw, "RUN\tSPEC\tSTATUS\tSTARTED\tDURATION")
 	seen := map[string]bool{}
 	for _, e := range resp.Executions {
 		id := strings.TrimPrefix(e.GetExecution().GetWorkflowId(), run.ExperimentWorkflowID(""))
@@ -79,7 +81,7 @@ func runsRun(ctx context.Context, opts *RunsOptions) error {
 		if orphaned(e.GetStatus(), e.GetTaskQueue(), live) {
 			status = "stopped (its chaos run died): chaos resume " + id
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, status, start.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, memoSpec(e.GetMemo()), status, start.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	return tw.Flush()
 }
@@ -219,7 +221,16 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	printSummary(opts.IO, res)
-	return nil
+	return stoppedEarly(res)
+}
+
+// memoSpec is the spec a run's workflow names in its memo, "-" for a run started without.
+func memoSpec(m *commonpb.Memo) string {
+	var name string
+	if p := m.GetFields()[run.MemoSpec]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &name) == nil && name != "" {
+		return name
+	}
+	return "-"
 }
 
 // runConcurrency is how many trials at once the run id runs: its plan's concurrency, from

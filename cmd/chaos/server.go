@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
@@ -53,7 +55,7 @@ the worker copies every run into the results database.`,
 	cmd.Flags().StringVar(&opts.Temporal.DataDir, "data-dir", "", "where history and logs are kept (default $XDG_DATA_HOME/chaos)")
 	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	cmd.Flags().IntVar(&opts.Port, "port", 7233, "frontend gRPC port (0: any free port)")
-	cmd.Flags().IntVar(&opts.UIPort, "ui-port", 8233, "web UI port (0: any free port, -1: no UI)")
+	cmd.Flags().IntVar(&opts.UIPort, "ui-port", serverUIPort, "web UI port (0: any free port, -1: no UI)")
 	cmd.Flags().BoolVar(&opts.NoWorker, "no-worker", false, "run no worker here (workers join with chaos worker --temporal ADDR)")
 	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials the server's worker runs at once (a run's --concurrency is refused past what its workers hold)")
 	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL to keep Temporal's history in (default: SQLite in the data directory); its password as ${VAR}, PGPASSWORD or PGPASSFILE, never here")
@@ -123,12 +125,14 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 	return nil
 }
 
-func mustAppend(path string) *os.File {
+// mustAppend is a log file opened for appending (stderr if it cannot be), every secret
+// value known redacted from what is written to it.
+func mustAppend(path string) io.Writer {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return os.Stderr
+		return redact.Known.EachWrite(os.Stderr)
 	}
-	return f
+	return redact.Known.EachWrite(f)
 }
 
 // WorkerCmdOptions are the inputs of `chaos worker`.

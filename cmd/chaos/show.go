@@ -69,7 +69,8 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	m := r.run.Manifest
 	fmt.Fprintf(out, "run      %s   (from %s)\n", m.RunID, r.source)
 	fmt.Fprintf(out, "spec     %s\n", m.Spec.Name)
-	fmt.Fprintf(out, "plan     %s\n", m.Plan)
+	// The manifest keeps the plan line as chaos run printed it ("plan 38 trials of ...").
+	fmt.Fprintf(out, "plan     %s\n", strings.TrimPrefix(m.Plan, "plan "))
 	if started, err := time.Parse(time.RFC3339Nano, m.Started); err == nil {
 		line := started.Local().Format("2006-01-02 15:04:05")
 		if ended, err := time.Parse(time.RFC3339Nano, m.Ended); err == nil && ended.After(started) {

@@ -13,6 +13,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/worker"
@@ -138,7 +139,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	if c.logFile, err = os.OpenFile(c.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, fmt.Errorf("open the log file: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(c.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(redact.Known.EachWrite(c.logFile), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c.logger = logger
 
 	addr := flags.Address

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
@@ -95,6 +96,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	activities.LearnSecrets(s) // the record holds none of the values
 	var src hub.ToolSource
 	if len(s.Servers) > 0 { // real servers behind the wall: reach them here
 		up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s})

@@ -22,7 +22,8 @@ func TestWallBadInput(t *testing.T) {
 		{"both", []string{"wall", "--hub", "http://127.0.0.1:1", "--spec", exampleSpec}, "give either --hub URL"},
 		{"unknown condition", []string{"wall", "--spec", exampleSpec, "--condition", "phantom_success@read_email"}, `unknown condition "phantom_success@read_email" for support-ticket (see chaos faults ` + exampleSpec + `)`},
 		{"missing spec", []string{"wall", "--spec", "nope.yaml"}, "nope.yaml"},
-		{"unknown flag", []string{"wall", "--spec", exampleSpec, "--conditon", "clean"}, "unknown flag: --conditon"},
+		{"unknown flag", []string{"wall", "--spec", exampleSpec, "--conditon", "clean"}, "unknown flag: --conditon (did you mean --condition?)"},
+		{"unknown flag, no near one", []string{"wall", "--spec", exampleSpec, "--zzzzzz"}, "unknown flag: --zzzzzz"},
 		{"listen on every interface", []string{"wall", "--spec", exampleSpec, "--listen", "0.0.0.0:0"}, `wall: listen on "0.0.0.0:0": not a loopback address: use 127.0.0.1:PORT, or pass --allow-remote with a bearer token in $CHAOS_WALL_TOKEN`},
 		{"listen on every interface, v6", []string{"wall", "--spec", exampleSpec, "--listen", "[::]:0"}, "not a loopback address"},
 		{"listen on a name", []string{"wall", "--spec", exampleSpec, "--listen", "example.com:8080"}, "not a loopback address"},
@@ -81,5 +82,13 @@ func TestWallAllowRemote(t *testing.T) {
 	stop() // with --listen a closed stdin leaves HTTP serving: a signal ends the wall
 	if err := w.wait(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFlagSuggestion: a mistyped flag of any command gets the near one.
+func TestFlagSuggestion(t *testing.T) {
+	_, err := chaosCmd(t, "run", exampleSpec, "--rep", "3", "--dry-run")
+	if code := ExitCode(err); code != ExitBadInput || err == nil || !strings.HasSuffix(err.Error(), "unknown flag: --rep (did you mean --reps?)") {
+		t.Errorf("chaos run --rep: exit %d, %v; want %d ending \"unknown flag: --rep (did you mean --reps?)\"", code, err, ExitBadInput)
 	}
 }

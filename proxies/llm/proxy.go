@@ -31,6 +31,7 @@ import (
 	"github.com/crashwall/chaos/cost"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/redact"
 )
 
 // The headers by which an agent declares where a model call stands (the public package
@@ -77,6 +78,10 @@ type ModelProxyConfig struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Prices turns each call's tokens into money (nil: cost.Defaults); llm_usage.go.
 	Prices cost.Table
+	// MaxUSD is the trial's limits.max_cost_usd (0: none): once the calls so far cost more,
+	// every further model call is refused here, so the trial overshoots by at most the
+	// call that crossed it (the watcher aborts the trial too, but it learns late).
+	MaxUSD float64
 }
 
 // ModelStats are the model proxy's counts so far.
@@ -102,6 +107,7 @@ type ModelProxy struct {
 	client   *http.Client
 	sleep    func(ctx context.Context, d time.Duration) error
 	prices   cost.Table
+	maxUSD   float64
 
 	mu       sync.Mutex
 	calls    int  // model calls so far: the ordinal of undeclared positions
@@ -144,7 +150,7 @@ func NewModelProxy(cfg ModelProxyConfig) (*ModelProxy, error) {
 	if prices == nil {
 		prices = cost.Defaults
 	}
-	return &ModelProxy{prices: prices,
+	return &ModelProxy{prices: prices, maxUSD: cfg.MaxUSD,
 		upstream: u, fault: fault, rate: rate, steps: cfg.Steps, seed: cfg.Seed,
 		context: cfg.Context, rec: cfg.Record, client: &c, sleep: sleep,
 	}, nil
@@ -221,6 +227,15 @@ func (p *ModelProxy) model(w http.ResponseWriter, r *http.Request, api modelAPI)
 	}
 	c := &modelCall{api: api, path: r.URL.Path, body: body, attempt: attempt, position: r.Header.Get(PositionHeader)}
 	p.mu.Lock()
+	if spent := p.usage.USD; p.maxUSD > 0 && spent > p.maxUSD {
+		p.mu.Unlock()
+		// 402: no client retries it, as it would a 429 or a 5xx.
+		reason := fmt.Sprintf("the trial's model calls cost %s, more than its limit of %s (limits.max_cost_usd): no further model call is forwarded",
+			cost.Format(spent), cost.Format(p.maxUSD))
+		p.write(record.Row{Type: record.TypeRejected, Transport: TransportLLM, Tool: c.path, Args: c.args(), Reason: reason, Status: http.StatusPaymentRequired})
+		writeModelError(w, http.StatusPaymentRequired, "chaos model proxy: "+reason)
+		return
+	}
 	p.calls++
 	p.stats.Calls++
 	undeclared := c.position == ""
@@ -448,6 +463,7 @@ func (p *ModelProxy) pass(w http.ResponseWriter, r *http.Request) {
 // outgoing builds the upstream request: the upstream base URL joined with the path,
 // the query string as it came, the headers without hop-by-hop and X-Chaos-* ones.
 func (p *ModelProxy) outgoing(r *http.Request, body io.Reader) (*http.Request, error) {
+	learnModelKey(r.Header)
 	u := *p.upstream
 	path := r.URL.EscapedPath()
 	if !strings.HasPrefix(path, "/") {
@@ -639,4 +655,29 @@ func containsString(vs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// KeyEnv are the environment variables the model SDKs and agents read their key from.
+// An agent inherits the worker's environment, so chaos hands these out as surely as
+// agent.env's: the worker redacts their values (activities) before any call is seen.
+var KeyEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AZURE_OPENAI_API_KEY",
+	"GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY"}
+
+// keyHeaders are the headers the model APIs take a key in.
+var keyHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// learnModelKey adds the key the agent sends its model to redact.Known, as
+// MODEL_API_KEY: the proxy forwards it and nothing chaos writes may hold it, wherever
+// the agent got it from (agent.env, or the worker's own environment).
+func learnModelKey(h http.Header) {
+	for _, k := range keyHeaders {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		if scheme, key, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			redact.Known.Add("MODEL_API_KEY", strings.TrimSpace(key))
+		}
+		redact.Known.Add("MODEL_API_KEY", v)
+	}
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -115,5 +116,50 @@ func TestModelUsageUnknown(t *testing.T) {
 	u := p.Usage()
 	if u.Unread != 1 || u.Calls != 1 || u.Input != 1200 || u.USD != 0 || len(u.Unpriced) != 1 || u.Unpriced[0] != "claude-test" || u.Complete() {
 		t.Errorf("usage %+v", u)
+	}
+}
+
+// TestModelMaxUSD: once the trial's model calls cost more than limits.max_cost_usd, the
+// proxy forwards no further call: the next is answered 402 (which no client retries) and
+// recorded as rejected, so the trial overshoots by at most the call that crossed the limit.
+func TestModelMaxUSD(t *testing.T) {
+	prices := cost.Table{"claude-test": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}}
+	a := llmAPIs[0]
+	for _, x := range llmAPIs {
+		if _, ok := x.api.(messagesAPI); ok {
+			a = x
+		}
+	}
+	script, declared := usageScript(t)
+	first := (float64(declared[0].Input)*3 + float64(declared[0].Output)*15 + float64(declared[0].CacheRead)*0.3 + float64(declared[0].CacheWrite)*3.75) / 1e6
+	rec, path := llmRecord(t)
+	// The limit sits below the first call's cost: that call crosses it and is answered;
+	// every call after it is refused.
+	url, p := llmProxy(t, ModelProxyConfig{Upstream: llmStandin(t, script), Record: rec, Prices: prices, MaxUSD: first / 2})
+	if resp, _ := llmPost(t, url+a.path, llmRequest(a.api, 0, false), nil); resp.StatusCode != 200 {
+		t.Fatalf("the first call: %d, want it answered", resp.StatusCode)
+	}
+	for k := 1; k < 3; k++ {
+		resp, body := llmPost(t, url+a.path, llmRequest(a.api, k, false), nil)
+		if resp.StatusCode != 402 || !bytes.Contains(body, []byte("limits.max_cost_usd")) {
+			t.Errorf("call %d after the limit: %d %s, want 402 naming limits.max_cost_usd", k+1, resp.StatusCode, body)
+		}
+	}
+	rec.Close(record.Row{})
+	if u := p.Usage(); u.Calls != 1 || math.Abs(u.USD-first) > 1e-6 {
+		t.Errorf("usage %+v, want the one call that crossed the limit ($%v)", u, first)
+	}
+	log, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := 0
+	for _, r := range log.Rows {
+		if r.Type == record.TypeRejected && r.Transport == TransportLLM {
+			rejected++
+		}
+	}
+	if rejected != 2 {
+		t.Errorf("%d rejected model rows in the record, want 2", rejected)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -34,6 +35,11 @@ func resolve(s spec.Server, sandbox string, lookup func(string) (string, bool)) 
 		}
 		if len(spec.SecretRefs(v)) > 0 && out != "" {
 			e.secrets = append(e.secrets, secretParts(v, out, lookup)...)
+			name := strings.TrimPrefix(strings.TrimPrefix(what, "env "), "header ")
+			if what == "url" {
+				name = s.Name + "_url"
+			}
+			learn(spec.EnvName(name), v, out, lookup)
 		}
 		return out, nil
 	}
@@ -94,6 +100,25 @@ func secretParts(template, out string, lookup func(string) (string, bool)) []str
 		}
 	}
 	return parts
+}
+
+// learn adds the values template's ${VAR}s took to redact.Known, each under its
+// variable's name, and the whole out under name (a header's: AUTHORIZATION) where it
+// holds text besides: every process that reaches a server (a trial's worker, chaos wall,
+// chaos proxy, chaos record) writes none of them. The names are spec.Secrets'.
+func learn(name, template, out string, lookup func(string) (string, bool)) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	refs := spec.SecretRefs(template)
+	if template != "${"+refs[0]+"}" {
+		redact.Known.Add(name, out)
+	}
+	for _, name := range refs {
+		if v, ok := lookup(name); ok {
+			redact.Known.Add(name, v)
+		}
+	}
 }
 
 // redactor hides secrets in text that may reach a record, a log line or a message.

@@ -86,8 +86,14 @@ func TestReferenceAgents(t *testing.T) {
 			t.Errorf("the record lacks %s", w)
 		}
 	}
-	// The password typed into the form is in no file the run wrote.
-	assertNoSecret(t, out, secret)
+	// The password typed into the form, and echoed to stderr, is in no file the run wrote
+	// (the run folder, the data directory with Temporal's history): its marker is where
+	// it was echoed.
+	assertNoSecret(t, filepath.Dir(out), secret)
+	stderr, err := os.ReadFile(filepath.Join(got["agent=blind/clean"].Dir, "stderr"))
+	if want := "await page.fill('#password', '[redacted:BROWSER_SECRET]');"; err != nil || !strings.Contains(string(stderr), want) {
+		t.Errorf("the blind agent's stderr lacks %q (%v):\n%s", want, err, stderr)
+	}
 }
 
 func runForm(t *testing.T) string {
@@ -110,9 +116,12 @@ func runSpec(t *testing.T, specText string, env []string, args ...string) (*site
 	if err := os.WriteFile(specPath, []byte(fmt.Sprintf(specText, st.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "run")
+	// The run folder and the data directory side by side: a search of the one folder
+	// holding both reads every file the run wrote.
+	base := t.TempDir()
+	out := filepath.Join(base, "run")
 	r := testkit.Run(t, chaosBin, testkit.Env(t, append([]string{"CHAOS_JS=" + testkit.JSDir()}, env...)...), runTimeout,
-		append([]string{"run", specPath, "--data-dir", t.TempDir(), "--out", out}, args...)...)
+		append([]string{"run", specPath, "--data-dir", filepath.Join(base, "data"), "--out", out}, args...)...)
 	if r.Code != 0 && r.Code != 2 {
 		t.Fatalf("chaos run: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -101,8 +101,8 @@ func TestNoContainerLeft(t *testing.T) {
 		runID := p.WaitStdout(t, runLine, testkit.StartTimeout)[1]
 		seen := containersAppear(t, dk, runID)
 		testkit.Run(t, chaosBin, env, time.Minute, "abort", runID, "--temporal", srv.Addr, "--data-dir", data).MustSucceed(t, "chaos abort")
-		if code := p.Wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after the abort: exit %d\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+		if code := p.Wait(t, runTimeout); code != 6 {
+			t.Fatalf("chaos run after the abort: exit %d, want 6 (stopped before all its trials ran)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
 		t.Logf("aborted while these ran: %v", seen)
 		for id, v := range verdicts(t, out) {

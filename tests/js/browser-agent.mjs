@@ -6,7 +6,8 @@
 //   verifying  on an error, reloads and reads the list back before trying again; it says
 //              it is done only when the list holds the contact
 // The password it types comes from CHAOS_TEST_PASSWORD (the spec's agent.env, a ${VAR}),
-// never from its command line, and it never prints it.
+// never from its command line. It echoes each fill to stderr as @playwright/mcp does
+// (`await page.fill('#password', '...')`), the password among them: chaos must redact it.
 import { chromium } from 'playwright-core';
 
 const [cdp, mode, site, name, tag] = process.argv.slice(2);
@@ -32,6 +33,7 @@ async function submit() {
   await page.fill('#name', name);
   await page.fill('#email', email);
   await page.fill('#password', password);
+  console.error(`await page.fill('#password', '${password}');`);
   await page.evaluate(() => { document.getElementById('status').textContent = ''; });
   await page.click('#save');
   await page.waitForFunction(() => document.getElementById('status').textContent !== '');

@@ -178,6 +178,9 @@ func TestCost(t *testing.T) {
 		if ran != 2 || notStarted != 2 {
 			t.Errorf("%d trials ran and %d were not started, want 2 and 2\n%s", ran, notStarted, r.Stdout)
 		}
+		if r.Code != 6 {
+			t.Errorf("a run its budget stopped: exit %d, want 6 (stopped before all its trials ran)\n%s", r.Code, r.Stderr)
+		}
 		if !strings.Contains(r.Stdout, "budget: 2 trial(s) not started") {
 			t.Errorf("chaos run does not say what the budget stopped:\n%s", r.Stdout)
 		}

@@ -138,8 +138,8 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		agentsBlocked(t, out, 2)
 		running(t, mark)
 		runChaos(t, env, time.Minute, "abort", runID, "--temporal", srv.Addr, "--data-dir", data).MustSucceed(t, "chaos abort")
-		if code := p.Wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after the abort: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+		if code := p.Wait(t, runTimeout); code != 6 {
+			t.Fatalf("chaos run after the abort: exit code %d, want 6 (stopped before all its trials ran)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
 		if !strings.Contains(p.Stdout.String(), "run aborted") {
 			t.Errorf("chaos run does not say the run was aborted:\n%s", p.Stdout)
@@ -155,8 +155,8 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		agentsBlocked(t, out, 2)
 		running(t, mark)
 		p.Signal(t, syscall.SIGINT)
-		if code := p.Wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after SIGINT: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+		if code := p.Wait(t, runTimeout); code != 6 {
+			t.Fatalf("chaos run after SIGINT: exit code %d, want 6 (stopped before all its trials ran)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
 		abortedFolder(t, out)
 		noneLeft(t, mark)
@@ -180,8 +180,8 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		time.Sleep(3 * time.Second) // the starvation itself: nothing here waits on a result
 		srv.Signal(t, syscall.SIGCONT)
 		p.Signal(t, syscall.SIGINT)
-		if code := p.Wait(t, runTimeout); code != 0 {
-			t.Fatalf("chaos run after SIGINT: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
+		if code := p.Wait(t, runTimeout); code != 6 {
+			t.Fatalf("chaos run after SIGINT: exit code %d, want 6 (stopped before all its trials ran)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
 		abortedFolder(t, out)
 		noneLeft(t, mark)

@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,9 @@ import (
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/testkit"
 )
+
+// uiAfterLine is what chaos run prints of its web UI once the run has ended.
+var uiAfterLine = regexp.MustCompile(`(?m)^  To open it: (chaos server[^,]*), then (http://\S+)$`)
 
 // goRun is how the README starts every chaos command; the tests put the binary they built
 // in its place and keep the rest of the line as the README prints it.
@@ -47,6 +52,40 @@ func readmeCommands(t testing.TB) []string {
 		}
 	}
 	return cmds
+}
+
+// readmeBlockWith is the README's ```sh block that has a line starting with prefix, its
+// lines in order (continuations joined).
+func readmeBlockWith(t testing.TB, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(chaosbin.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	inBlock, line := false, ""
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case !inBlock && l == "```sh":
+			inBlock, block = true, nil
+		case inBlock && l == "```":
+			inBlock = false
+			for _, c := range block {
+				if strings.HasPrefix(c, prefix) {
+					return block
+				}
+			}
+		case inBlock:
+			if strings.HasSuffix(l, `\`) {
+				line += strings.TrimSuffix(l, `\`)
+				continue
+			}
+			block = append(block, line+l)
+			line = ""
+		}
+	}
+	t.Fatalf("README.md has no sh block with a line starting %q", prefix)
+	return nil
 }
 
 // readmeCommand is the one README command line that starts with goRun+" "+prefix; the test
@@ -95,6 +134,17 @@ func TestREADMECommands(t *testing.T) {
 		demo := testkit.RunIn(t, home, chaosBin, env, demoTimeout, "demo", "--data-dir", data)
 		demo.MustSucceed(t, "chaos demo")
 		id := runIDOf(t, demo.Stdout)
+		// The demo tells a clean story: no trial lost to the example's own limits, and
+		// every verdict it prints is one the README explains.
+		readme, _ := os.ReadFile(filepath.Join(chaosbin.Root(), "README.md"))
+		for _, m := range regexp.MustCompile(`(?m)^  ([a-z_]+) +\d+$`).FindAllStringSubmatch(demo.Stdout, -1) {
+			if m[1] == "no_verdict" {
+				t.Errorf("the demo has no_verdict trials: a newcomer reads them as chaos failing\n%s", demo.Stdout)
+			}
+			if !strings.Contains(string(readme), "`"+m[1]+"` (") {
+				t.Errorf("the demo prints verdict %s, which the README does not explain", m[1])
+			}
+		}
 		folder := filepath.Join(home, "chaos-runs", "demo", id)
 		if !strings.Contains(demo.Stdout, "run "+id+" -> "+folder+"\n") {
 			t.Errorf("chaos demo does not name its run folder %s after the run id:\n%s", folder, demo.Stdout)
@@ -121,10 +171,37 @@ func TestREADMECommands(t *testing.T) {
 			t.Errorf("the kept spec %s: %v %.40q", want, err, b)
 		}
 
+		// The demo's web UI died with it; the console says how to open the run's history
+		// again, and that way works: chaos server on the data directory serves it.
+		ui := uiAfterLine.FindStringSubmatch(demo.Stdout)
+		if ui == nil {
+			t.Errorf("chaos demo does not say how to open its history once it has ended:\n%s", demo.Stdout)
+		} else {
+			if want := "chaos server --data-dir " + data; ui[1] != want {
+				t.Errorf("the demo says to open its history with %q, want %q", ui[1], want)
+			}
+			link, err := url.Parse(ui[2])
+			if err != nil || link.Port() != "8233" || !strings.HasSuffix(link.Path, "/workflows/"+run.ExperimentWorkflowID(id)) {
+				t.Errorf("the printed link %q is not chaos server's UI (port 8233) on the run's workflow (%v)", ui[2], err)
+			} else {
+				// The server on a free UI port (8233 may be taken on a test machine); the
+				// link's path as printed, through the UI's API.
+				srv := startServer(t, env, data, 0)
+				api := srv.UI + "/api/v1" + link.Path
+				if code, body := get(t, api); code != http.StatusOK || !strings.Contains(body, run.ExperimentWorkflowID(id)) {
+					t.Errorf("GET %s after the demo ended: %d\n%.500s", api, code, body)
+				}
+				srv.Stop(t)
+			}
+		}
+
 		show := testkit.RunIn(t, home, chaosBin, env, runTimeout, "show", id)
 		show.MustSucceed(t, "chaos show "+id)
 		if !regexp.MustCompile(`(?m)^run +` + regexp.QuoteMeta(id) + ` `).MatchString(show.Stdout) {
 			t.Errorf("chaos show %s does not show that run:\n%s", id, show.Stdout)
+		}
+		if !regexp.MustCompile(`(?m)^plan +\d+ trials of support-ticket: `).MatchString(show.Stdout) {
+			t.Errorf("chaos show %s: want its plan line as \"plan     N trials of support-ticket: ...\" (once the word plan):\n%s", id, show.Stdout)
 		}
 	})
 
@@ -136,6 +213,36 @@ func TestREADMECommands(t *testing.T) {
 			if !strings.Contains(faults.Stdout, c) {
 				t.Errorf("%s does not list %s:\n%s", line, c, faults.Stdout)
 			}
+		}
+	})
+
+	t.Run("binary route", func(t *testing.T) {
+		// The README's lines for scripts and CI: make build, then bin/chaos, whose exit
+		// code the shell sees (go run would turn 3 and 4 into 1).
+		block := readmeBlockWith(t, "bin/chaos ")
+		if len(block) < 2 || block[0] != "make build" {
+			t.Fatalf("the README's block with bin/chaos is %q, want make build first", block)
+		}
+		line := block[1]
+		if !strings.HasPrefix(line, "bin/chaos run examples/support-ticket.yaml --out ci-run;") {
+			t.Fatalf("the README's binary route is %q: this test runs the support-ticket example into ci-run", line)
+		}
+		binary := func(l string) string { return spec.ShellQuote(chaosBin) + strings.TrimPrefix(l, "bin/chaos") }
+		dir := workDir(t)
+		r := testkit.RunIn(t, dir, "/bin/sh", env, 20*time.Minute, "-c", binary(line))
+		r.MustSucceed(t, line)
+		if !strings.Contains(r.Stdout, "chaos exited 0\n") {
+			t.Errorf("%s did not print its exit code 0:\n%s\n%s", line, r.Stdout, r.Stderr)
+		}
+		if !exists(filepath.Join(dir, "ci-run", "junit.xml")) {
+			t.Errorf("%s wrote no ci-run/junit.xml", line)
+		}
+		// The same line with an agent that never reaches the wall: exit 4 reaches the
+		// script as 4.
+		unreached := strings.Replace(line, "--out ci-run", "--out ci-run-4 --only clean -- true", 1)
+		r = testkit.RunIn(t, dir, "/bin/sh", env, 20*time.Minute, "-c", binary(unreached))
+		if !strings.Contains(r.Stdout, "chaos exited 4\n") {
+			t.Errorf("%s: want the script to see exit 4 (no trial scored)\n%s\n%s", unreached, r.Stdout, r.Stderr)
 		}
 	})
 

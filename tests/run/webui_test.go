@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,8 +96,8 @@ func TestWebUI(t *testing.T) {
 
 	runs := runChaos(t, env, time.Minute, "runs", "--temporal", srv.Addr, "--data-dir", data)
 	runs.MustSucceed(t, "chaos runs")
-	if !strings.Contains(runs.Stdout, runID+" ") || !strings.Contains(runs.Stdout, "completed") {
-		t.Errorf("chaos runs does not list run %s as completed:\n%s", runID, runs.Stdout)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(runID) + ` +support-ticket +completed `).MatchString(runs.Stdout) {
+		t.Errorf("chaos runs does not list run %s of spec support-ticket as completed:\n%s", runID, runs.Stdout)
 	}
 }
 

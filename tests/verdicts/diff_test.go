@@ -30,8 +30,12 @@ func TestDiff(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(out, "\nagent="); n != 6 {
-		t.Errorf("%d rows, want 6 (3 conditions x 2 arms):\n%s", n, out)
+	first, _, _ := strings.Cut(out, "\nevery verdict:")
+	if n := strings.Count(first, "\nagent="); n != 6 {
+		t.Errorf("%d silent-wrong rows, want 6 (3 conditions x 2 arms):\n%s", n, out)
+	}
+	if !strings.Contains(out, "\nchanged: nothing, at alpha 0.05\n") {
+		t.Errorf("the diff of two identical runs does not say nothing changed:\n%s", out)
 	}
 
 	// Another seed: no trial pairs with a trial of run a.
@@ -57,5 +61,43 @@ func TestDiff(t *testing.T) {
 	}
 	if !strings.Contains(out, "method: Fisher's exact test (unpaired)") {
 		t.Errorf("the unpaired diff does not name its method:\n%s", out)
+	}
+}
+
+// TestDiffSeesEveryVerdict: run B's agent never reaches the wall, so none of its trials is
+// scored and its silent-wrong rate cannot differ; the diff still pairs it with run A on the
+// seeds they share, compares every verdict's share with McNemar, and lists what changed.
+func TestDiffSeesEveryVerdict(t *testing.T) {
+	only := []string{"--only", "clean", "--reps", "6"}
+	a := runExample(t, "examples/support-ticket.yaml", only...)
+	b := filepath.Join(t.TempDir(), "run")
+	stdout, stderr, code := chaos(t, append([]string{"run", "examples/support-ticket.yaml", "--data-dir", filepath.Join(t.TempDir(), "data"), "--out", b}, append(only, "--", "true")...)...)
+	if code != 4 {
+		t.Fatalf("a run whose agent is `true` exited %d, want 4 (nothing scored)\n%s%s", code, stdout, stderr)
+	}
+	verdictB := ""
+	for _, r := range readResults(t, b) {
+		if verdictB != "" && r.Verdict != verdictB {
+			t.Fatalf("run B's trials have verdicts %s and %s, want one", verdictB, r.Verdict)
+		}
+		verdictB = r.Verdict
+	}
+	out, errOut, code := chaos(t, "diff", a, b)
+	if code != 0 {
+		t.Fatalf("diff exited %d: %s%s", code, out, errOut)
+	}
+	_, verdicts, found := strings.Cut(out, "\nevery verdict:")
+	if !found {
+		t.Fatalf("the diff has no table of every verdict:\n%s", out)
+	}
+	for _, arm := range []string{"agent=blind", "agent=verifying"} {
+		for _, want := range []string{
+			arm + " clean " + verdictB + ": more (0/6 = 0% [0%, 21%] -> 6/6 = 100% [79%, 100%], p 0.031)",
+			arm + " clean correct: fewer (6/6 = 100% [79%, 100%] -> 0/6 = 0% [0%, 21%], p 0.031)",
+		} {
+			if !strings.Contains(verdicts, "\n  "+want+"\n") {
+				t.Errorf("the diff does not list %q as changed:\n%s", want, out)
+			}
+		}
 	}
 }

@@ -56,11 +56,44 @@ func TestReportInChromium(t *testing.T) {
 		Agreement string   `json:"agreement"`
 		Requests  []string `json:"requests"`
 		Errors    []string `json:"errors"`
+
+		TrialsInViewBeforeClick bool   `json:"trialsInViewBeforeClick"`
+		TrialsInView            bool   `json:"trialsInView"`
+		CallsInView             bool   `json:"callsInView"`
+		CellHash                string `json:"cellHash"`
+		TrialHash               string `json:"trialHash"`
+		NACells                 int    `json:"naCells"`
+		NAGreen                 int    `json:"naGreen"`
+		CellLink                link   `json:"cellLink"`
+		TrialLink               link   `json:"trialLink"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("report.mjs printed %q: %v", out.String(), err)
 	}
 	t.Logf("report in Chromium: %+v", got)
+	// A click brings its panel into view (it sits below the whole matrix), and names what
+	// it opened in the address; the address opens it again in a fresh page.
+	if got.TrialsInViewBeforeClick {
+		t.Errorf("the cell panel was in view before any click: the window is too tall for this test to show scrolling")
+	}
+	if !got.TrialsInView || !got.CallsInView {
+		t.Errorf("after the clicks, the trials in view: %v, the trial's calls in view: %v; want both", got.TrialsInView, got.CallsInView)
+	}
+	if want := "#cell=phantom_success%40update_ticket/"; !strings.HasPrefix(got.CellHash, want) {
+		t.Errorf("the address after the cell click is %q, want it to start %q", got.CellHash, want)
+	}
+	if !strings.HasPrefix(got.TrialHash, "#trial=") {
+		t.Errorf("the address after the trial click is %q, want #trial=...", got.TrialHash)
+	}
+	if l := got.CellLink; l.Trials != 1 || l.SelectedCell != "phantom_success@update_ticket" || !l.PanelInView {
+		t.Errorf("opening %s: %+v, want the cell selected, its 1 trial listed and in view", got.CellHash, l)
+	}
+	if l := got.TrialLink; l.Calls != len(wantToolsOf) || l.Closing != 1 || !l.PanelInView {
+		t.Errorf("opening %s: %+v, want the trial's %d calls and its closing message, in view", got.TrialHash, l, len(wantToolsOf))
+	}
+	if got.NAGreen != 0 {
+		t.Errorf("%d of the %d n/a cells are coloured as a good result", got.NAGreen, got.NACells)
+	}
 	if got.Cells != 38 {
 		t.Errorf("the matrix has %d cells, want 38 (19 conditions x 2 arms)", got.Cells)
 	}
@@ -70,8 +103,7 @@ func TestReportInChromium(t *testing.T) {
 	if got.Trials != 1 {
 		t.Errorf("the cell opened %d trials, want 1", got.Trials)
 	}
-	// read_email, update_ticket x2 and the session end.
-	wantTools := []string{"read_email", "update_ticket", "update_ticket", "session end"}
+	wantTools := wantToolsOf
 	if strings.Join(got.CallTools, ",") != strings.Join(wantTools, ",") {
 		t.Errorf("the trial shows calls %v, want %v", got.CallTools, wantTools)
 	}
@@ -98,6 +130,19 @@ func TestReportInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%v)", shot, img.Bounds())
 }
+
+// link is what report.mjs found in a fresh page opened on a #cell= or #trial= address.
+type link struct {
+	Trials       int    `json:"trials"`
+	SelectedCell string `json:"selectedCell"`
+	Calls        int    `json:"calls"`
+	Closing      int    `json:"closing"`
+	PanelInView  bool   `json:"panelInView"`
+}
+
+// wantToolsOf is the blind agent's phantom-success trial: read_email, update_ticket x2 and
+// the session end.
+var wantToolsOf = []string{"read_email", "update_ticket", "update_ticket", "session end"}
 
 // TestJUnit: one test case per condition and arm, failed where silent wrong occurred.
 func TestJUnit(t *testing.T) {
