@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -200,4 +201,20 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: command}
 	a.logger().Info("hub started", "trial", t.Trial.ID, "condition", cond.ID, "url", srv.URL, "model_fault", s.Model.FaultName(), "llm_url", lt.llmURL)
 	return info, nil
+}
+
+// RemoveStaleSockets removes the wall's socket folders that a killed worker left in the
+// work root (and in the temporary folder, where a work root too deep for a socket's path
+// sends them): those whose process is gone (stdio.RemoveStaleFolders). A worker does it as
+// it starts (worker.NewWorker), so chaos resume or the next run on this machine clears
+// what a SIGKILLed run left.
+// (A function, not a method: every method of Activities is registered as an activity.)
+func RemoveStaleSockets(a *Activities) {
+	for _, dir := range []string{a.workRoot(), os.TempDir()} {
+		if n, err := stdio.RemoveStaleFolders(dir); err != nil {
+			a.logger().Warn("a socket folder of a process that is gone was left", "folder", dir, "error", err)
+		} else if n > 0 {
+			a.logger().Info("removed the socket folders of processes that are gone", "folder", dir, "count", n)
+		}
+	}
 }

@@ -2,12 +2,10 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
 )
@@ -23,11 +21,9 @@ import (
 // slots are a worker's trials.
 const ErrWorkerBusy = "worker_busy"
 
-// slotWait is how long SetUpTrial waits for a free slot (a session's creation timeout).
-var slotWait = time.Minute
-
 // takeSlot holds one of the worker's MaxTrials slots for the trial key (once per key: a
-// retried SetUpTrial keeps its slot), waiting up to slotWait for one to be given back.
+// retried SetUpTrial keeps its slot), waiting as long as it takes for one to be given
+// back, or for ctx to end.
 func (a *Activities) takeSlot(ctx context.Context, key string) error {
 	if a.MaxTrials <= 0 {
 		return nil
@@ -39,13 +35,8 @@ func (a *Activities) takeSlot(ctx context.Context, key string) error {
 	if held {
 		return nil
 	}
-	t := time.NewTimer(slotWait)
-	defer t.Stop()
 	select {
 	case a.slots <- struct{}{}:
-	case <-t.C:
-		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("this worker already runs its %d trials at once (--max-trials)", a.MaxTrials), ErrWorkerBusy, nil)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

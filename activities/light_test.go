@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
 
-// A light trial's slots: MaxTrials at once, a retried SetUpTrial keeps its slot, a worker
-// with none free answers ErrWorkerBusy, and a slot given back is taken by the next trial.
+// A two-step trial's slots: MaxTrials at once, a retried SetUpTrial keeps its slot, a
+// trial that finds none free waits for one (it is never failed for the wait: only its
+// context ends the wait), and a slot given back is taken by the trial waiting.
 func TestTrialSlots(t *testing.T) {
-	old := slotWait
-	slotWait = 50 * time.Millisecond
-	defer func() { slotWait = old }()
 	a := &Activities{MaxTrials: 1}
 	ctx := context.Background()
 	if err := a.takeSlot(ctx, "run/a"); err != nil {
@@ -26,15 +21,22 @@ func TestTrialSlots(t *testing.T) {
 	if err := a.takeSlot(ctx, "run/a"); err != nil {
 		t.Fatalf("a retried set-up of the same trial must keep its slot: %v", err)
 	}
-	err := a.takeSlot(ctx, "run/b")
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrWorkerBusy {
-		t.Fatalf("a second trial on a worker of one slot: %v, want %s", err, ErrWorkerBusy)
-	}
+	// A trial whose activity is cancelled while it waits gets the cancel, nothing else.
+	cctx, cancel := context.WithCancel(ctx)
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- a.takeSlot(cctx, "run/c") }()
 	got := make(chan error, 1)
-	slotWait = 15 * time.Minute // a hang guard: the slot given back must end the wait
 	go func() { got <- a.takeSlot(ctx, "run/b") }()
-	a.giveSlot("run/b") // holds none: gives nothing back
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a wait for a slot ended by a cancel: %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("a second trial on a worker of one slot did not wait: %v", err)
+	default:
+	}
+	a.giveSlot("run/c") // holds none: gives nothing back
 	a.giveSlot("run/a")
 	if err := <-got; err != nil {
 		t.Fatalf("the slot given back was not taken: %v", err)

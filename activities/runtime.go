@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/crashwall/chaos/run"
@@ -76,9 +77,18 @@ func (r processRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 	stdout.w.Close()
 	stderr.w.Close()
 	p := &processAgent{cmd: cmd, pgid: cmd.Process.Pid, reaped: reaper != nil, ended: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.ended) }()
+	go func() {
+		agentsWaited.Add(1)
+		defer agentsWaited.Add(-1)
+		awaitExit(cmd.Process) // no OS thread held while the agent runs (wait_linux.go)
+		cmd.Wait()
+		close(p.ended)
+	}()
 	return p, nil
 }
+
+// agentsWaited counts the agents' processes being waited for.
+var agentsWaited atomic.Int64
 
 // agentError is a reason the agent could not start, as AgentResult.Error says it.
 type agentError string

@@ -18,3 +18,7 @@ func removeOrphanContainers(acts *activities.Activities) {
 	defer cancel()
 	_ = activities.ConnectDocker(ctx, acts)
 }
+
+// removeStaleSockets removes the wall-* socket folders of workers that were killed
+// (activities.RemoveStaleSockets).
+func removeStaleSockets(acts *activities.Activities) { activities.RemoveStaleSockets(acts) }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -20,7 +19,8 @@ import (
 
 // WorkerOptions tune a chaos worker; the zero value is a working default.
 type WorkerOptions struct {
-	// MaxTrials is how many trials (worker sessions) this worker runs at once (default 8).
+	// MaxTrials is how many trials this worker runs at once (default 8): the activity
+	// slots of its worker on the run's trial queue (run.TrialTaskQueue), and its sessions.
 	MaxTrials int
 	// ChaosBin is the chaos binary the trials' {wall} starts (default: this executable).
 	ChaosBin string
@@ -37,9 +37,12 @@ type WorkerOptions struct {
 	TaskQueue string
 }
 
-// NewWorker builds a worker on the chaos task queue with every workflow and activity
-// registered and worker sessions enabled, so a trial's activities stay on this host. Make
-// c with ClientOptions.
+// NewWorker builds the three workers of one chaos worker process, started and stopped
+// together: on the task queue (run.TaskQueue, or opts.TaskQueue) every workflow and
+// activity, with worker sessions enabled for older runs; on this process's own queue the
+// steps of a trial that must reach its hub; on the trial queue (run.TrialTaskQueue) the
+// trials themselves, MaxTrials at once. It removes the socket folders of workers that
+// were killed on this machine first. Make c with ClientOptions.
 func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
@@ -91,14 +94,19 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		MaxHeartbeatThrottleInterval:       time.Second,
 	})
 	host.RegisterActivity(acts)
-	// The run's trials (RunTrial) wait on their own queue, taken MaxTrials at a time.
+	// The trial queue: a trial (RunTrial) waits there, in Temporal's queue, until one of
+	// this worker's MaxTrials slots frees; the SDK polls for one only when a slot is free.
+	// Its identity carries the slots, so a run can tell what its workers hold
+	// (TrialSlots, QueueSlots) before it starts.
 	trials := sdkworker.New(c, run.TrialTaskQueue(queue), sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxTrials,
 		MaxHeartbeatThrottleInterval:       HeartbeatThrottle(opts.MaxTrials),
+		Identity:                           TrialIdentity(opts.MaxTrials),
 	})
-	trials.RegisterActivityWithOptions(acts.RunTrial, activity.RegisterOptions{Name: "RunTrial"})
+	trials.RegisterActivity(acts)
+	removeStaleSockets(acts)
 	go removeOrphanContainers(acts)
-	return &pair{Worker: w, host: host, trials: trials}
+	return &workers{Worker: w, others: []sdkworker.Worker{host, trials}}
 }
 
 // hostQueue is a task queue name only this process polls.
@@ -109,45 +117,53 @@ func hostQueue(queue string) string {
 	return fmt.Sprintf("%s@%s-%d-%x", queue, name, os.Getpid(), b)
 }
 
-// pair is the worker of the shared queue and the one of this process's own queue,
-// started and stopped together.
-type pair struct {
+// workers are the worker of the shared queue, the one of this process's own queue and
+// the one of the trial queue, started and stopped together.
+type workers struct {
 	sdkworker.Worker
-	host, trials sdkworker.Worker
+	others []sdkworker.Worker
 }
 
-func (p *pair) Start() error {
-	if err := p.host.Start(); err != nil {
-		return err
+func (p *workers) startOthers() error {
+	for i, w := range p.others {
+		if err := w.Start(); err != nil {
+			for _, s := range p.others[:i] {
+				s.Stop()
+			}
+			return err
+		}
 	}
-	if err := p.trials.Start(); err != nil {
-		p.host.Stop()
+	return nil
+}
+
+func (p *workers) stopOthers() {
+	for _, w := range p.others {
+		w.Stop()
+	}
+}
+
+func (p *workers) Start() error {
+	if err := p.startOthers(); err != nil {
 		return err
 	}
 	if err := p.Worker.Start(); err != nil {
-		p.trials.Stop()
-		p.host.Stop()
+		p.stopOthers()
 		return err
 	}
 	return nil
 }
 
-func (p *pair) Run(interruptCh <-chan interface{}) error {
-	if err := p.host.Start(); err != nil {
+func (p *workers) Run(interruptCh <-chan interface{}) error {
+	if err := p.startOthers(); err != nil {
 		return err
 	}
-	defer p.host.Stop()
-	if err := p.trials.Start(); err != nil {
-		return err
-	}
-	defer p.trials.Stop()
+	defer p.stopOthers()
 	return p.Worker.Run(interruptCh)
 }
 
-func (p *pair) Stop() {
+func (p *workers) Stop() {
 	p.Worker.Stop()
-	p.trials.Stop()
-	p.host.Stop()
+	p.stopOthers()
 }
 
 // activitiesPerTrial is the activity slots a trial is given: RunAgent and WatchEvents run

@@ -18,6 +18,7 @@ import (
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/worker"
 	"github.com/crashwall/chaos/workflows"
 )
 
@@ -135,6 +136,12 @@ func runsDir(opts *RunOptions, s *spec.Spec) string {
 	return filepath.Join("chaos-runs", spec.PathSafe(s.Name))
 }
 
+// withNewRun is flags as a new run connects with them.
+func withNewRun(flags TemporalFlags) TemporalFlags {
+	flags.NewRun = true
+	return flags
+}
+
 func nowFunc() time.Time { return time.Now() }
 
 func newRunID(now time.Time) string {
@@ -187,6 +194,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		return nil
 	}
+	// The run's own worker holds every trial it runs at once: refused here, before
+	// anything is made, when this machine cannot; the workers of a server must hold them
+	// between them (checkWorkers, once connected).
+	inFlight := min(plan.Concurrency, len(plan.Trials))
+	if embeds(withNewRun(opts.Temporal)) {
+		if msg := worker.CapacityProblem(inFlight); msg != "" {
+			return badInput(fmt.Errorf("concurrency %d: %s; raise the limit, or lower --concurrency", inFlight, msg))
+		}
+	}
 	now := opts.Now()
 	runID := opts.NewRunID(now)
 	out := opts.Out
@@ -220,11 +236,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return badInput(err)
 		}
 	}
+	flags.MaxTrials = inFlight
 	c, err := connect(cctx, flags, true, "run-"+runID)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if !c.Embedded {
+		if err := checkWorkers(cctx, c, inFlight); err != nil {
+			return err
+		}
+	}
 	if c.Note != "" {
 		fmt.Fprintln(opts.IO.ErrOut, c.Note)
 	}

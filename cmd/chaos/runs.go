@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -185,7 +186,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	flags := opts.Temporal
-	flags.TaskQueue = run.EmbeddedTaskQueue(opts.RunID)
+	flags.TaskQueue, flags.WorkerLater = run.EmbeddedTaskQueue(opts.RunID), true
 	c, err := connect(cctx, flags, true, "resume-"+opts.RunID)
 	if err != nil {
 		return err
@@ -203,15 +204,16 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err := checkShape(cctx, c.Client, namespace(flags), opts.RunID, id, info.GetExecution().GetRunId()); err != nil {
 		return err
 	}
-	if queue := info.GetTaskQueue(); c.Worker == nil || queue != c.TaskQueue {
-		// Attached to a chaos server, or a run of another queue: a worker for this run here.
-		if c.Worker != nil {
-			c.Worker.Stop()
-		}
-		c.Worker = worker.NewWorker(c.Client, worker.WorkerOptions{ChaosBin: flags.ChaosBin, TaskQueue: queue})
-		if err := c.Worker.Start(); err != nil {
-			return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
-		}
+	// A worker for this run's queue here, as wide as the run (its plan's concurrency).
+	trials, err := runConcurrency(cctx, c, id)
+	if err != nil {
+		return unexpected(c, fmt.Errorf("read the concurrency of run %s: %w", opts.RunID, err))
+	}
+	if msg := worker.CapacityProblem(trials); msg != "" {
+		return badInput(fmt.Errorf("resume %s, a run of %d trials at once: %s; raise the limit", opts.RunID, trials, msg))
+	}
+	if err := c.startWorker(info.GetTaskQueue(), trials); err != nil {
+		return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
 	}
 	total := 0
 	if v, err := c.Client.QueryWorkflow(cctx, id, "", run.QueryProgress); err == nil {
@@ -236,4 +238,34 @@ func memoSpec(m *commonpb.Memo) string {
 		return name
 	}
 	return "-"
+}
+
+// runConcurrency is how many trials at once the run id runs: its plan's concurrency, from
+// the input of its current workflow run.
+func runConcurrency(ctx context.Context, c *conn, id string) (int, error) {
+	it := c.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return 0, fmt.Errorf("workflow %s has no history", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return 0, err
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil {
+		return 0, fmt.Errorf("the first event of workflow %s is not its start", id)
+	}
+	payloads := attrs.GetInput().GetPayloads()
+	if len(payloads) == 0 {
+		return 0, fmt.Errorf("workflow %s was started with no input", id)
+	}
+	var in struct {
+		Plan struct {
+			Concurrency int `json:"concurrency"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil {
+		return 0, fmt.Errorf("read the input of workflow %s: %w", id, err)
+	}
+	return max(in.Plan.Concurrency, 1), nil
 }

@@ -26,6 +26,8 @@ type ServerOptions struct {
 	Port     int
 	UIPort   int
 	NoWorker bool
+	// MaxTrials is how many trials at once the server's worker holds.
+	MaxTrials int
 	// DB is a PostgreSQL URL for the history ("": SQLite in the data directory).
 	DB      string
 	Results ResultsFlags
@@ -55,6 +57,7 @@ the worker copies every run into the results database.`,
 	cmd.Flags().IntVar(&opts.Port, "port", 7233, "frontend gRPC port (0: any free port)")
 	cmd.Flags().IntVar(&opts.UIPort, "ui-port", serverUIPort, "web UI port (0: any free port, -1: no UI)")
 	cmd.Flags().BoolVar(&opts.NoWorker, "no-worker", false, "run no worker here (workers join with chaos worker --temporal ADDR)")
+	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials the server's worker runs at once (a run's --concurrency is refused past what its workers hold)")
 	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL to keep Temporal's history in (default: SQLite in the data directory); its password as ${VAR}, PGPASSWORD or PGPASSFILE, never here")
 	addResultsFlags(cmd, &opts.Results, true)
 	return cmd
@@ -64,6 +67,11 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 	dir, err := dataDir(opts.Temporal)
 	if err != nil {
 		return err
+	}
+	if !opts.NoWorker {
+		if err := checkMaxTrials(opts.MaxTrials); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
 		return err
@@ -104,12 +112,12 @@ func serverRun(ctx context.Context, opts *ServerOptions) error {
 			return err
 		}
 		defer c.Close()
-		w := worker.NewWorker(c, worker.WorkerOptions{Logger: logger, Results: results, StoreCalls: opts.Results.Calls})
+		w := worker.NewWorker(c, worker.WorkerOptions{MaxTrials: opts.MaxTrials, Logger: logger, Results: results, StoreCalls: opts.Results.Calls})
 		if err := w.Start(); err != nil {
 			return err
 		}
 		defer w.Stop()
-		fmt.Fprintln(opts.IO.Out, "worker:  running on task queue "+run.TaskQueue)
+		fmt.Fprintf(opts.IO.Out, "worker:  running on task queue %s, up to %d trials at once\n", run.TaskQueue, opts.MaxTrials)
 	}
 	fmt.Fprintln(opts.IO.Out, "ready; Ctrl-C stops")
 	<-ctx.Done()
@@ -151,12 +159,15 @@ func NewCmdWorker(ios *IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&opts.Temporal.Address, "temporal", "", "Temporal frontend host:port")
 	cmd.Flags().StringVar(&opts.Temporal.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
-	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials this worker runs at once")
+	cmd.Flags().IntVar(&opts.MaxTrials, "max-trials", 8, "trials this worker runs at once (a run's --concurrency is refused past what its workers hold)")
 	addResultsFlags(cmd, &opts.Results, true)
 	return cmd
 }
 
 func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
+	if err := checkMaxTrials(opts.MaxTrials); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	results, err := openResults(ctx, opts.Results)
 	if err != nil {
@@ -175,7 +186,18 @@ func workerRun(ctx context.Context, opts *WorkerCmdOptions) error {
 		return err
 	}
 	defer w.Stop()
-	fmt.Fprintf(opts.IO.Out, "worker: joined %s, task queue %s, up to %d trials at once; Ctrl-C stops\n", opts.Temporal.Address, run.TaskQueue, opts.MaxTrials)
+	fmt.Fprintf(opts.IO.Out, "worker: joined %s, task queue %s (trials on %s), up to %d trials at once; Ctrl-C stops\n", opts.Temporal.Address, run.TaskQueue, run.TrialTaskQueue(run.TaskQueue), opts.MaxTrials)
 	<-ctx.Done()
+	return nil
+}
+
+// checkMaxTrials refuses (exit 1) a --max-trials below 1 or past what this machine holds.
+func checkMaxTrials(n int) error {
+	if n < 1 {
+		return badInput(fmt.Errorf("--max-trials must be 1 or more, got %d", n))
+	}
+	if msg := worker.CapacityProblem(n); msg != "" {
+		return badInput(fmt.Errorf("--max-trials %d: %s; raise the limit, or lower --max-trials", n, msg))
+	}
 	return nil
 }

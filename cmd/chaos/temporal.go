@@ -36,6 +36,12 @@ type TemporalFlags struct {
 	// the data directory, it starts its own beside it instead of attaching to one that
 	// ends with the other run.
 	NewRun bool
+	// MaxTrials is how many trials at once the embedded worker holds (not a flag: chaos
+	// run's concurrency; 0: the worker's default).
+	MaxTrials int
+	// WorkerLater: connect starts no worker; the caller does (conn.startWorker), once it
+	// knows how many trials the worker must hold (chaos resume reads it from the run).
+	WorkerLater bool
 }
 
 // serverFile is where a running `chaos server` leaves its addresses, so that commands
@@ -68,6 +74,21 @@ type conn struct {
 	// DataDir is the data directory in use, and Note says why it is not the one asked for.
 	DataDir, Note  string
 	ownsServerFile bool
+	// flags and logger make the worker (startWorker).
+	flags  TemporalFlags
+	logger *slog.Logger
+}
+
+// startWorker starts a worker here on queue that holds maxTrials trials at once (0: the
+// worker's default), writing its log where the connection's goes.
+func (c *conn) startWorker(queue string, maxTrials int) error {
+	c.Worker = worker.NewWorker(c.Client, worker.WorkerOptions{MaxTrials: maxTrials, Logger: c.logger, ChaosBin: c.flags.ChaosBin,
+		JudgeRegistry: filepath.Join(c.DataDir, "judges.json"), Results: c.Results, StoreCalls: c.flags.Results.Calls, TaskQueue: queue})
+	if err := c.Worker.Start(); err != nil {
+		c.Worker = nil
+		return err
+	}
+	return nil
 }
 
 func (c *conn) Close() {
@@ -107,7 +128,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{TaskQueue: run.TaskQueue, DataDir: dir}
+	c := &conn{TaskQueue: run.TaskQueue, DataDir: dir, flags: flags}
 	var other serverAddrs
 	if flags.Address == "" && flags.NewRun {
 		// Another chaos run's embedded server ends with that run: this run keeps its
@@ -126,6 +147,7 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 		return nil, fmt.Errorf("open the log file: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(redact.Known.EachWrite(c.logFile), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c.logger = logger
 
 	addr := flags.Address
 	if addr == "" {
@@ -176,10 +198,8 @@ func connect(ctx context.Context, flags TemporalFlags, withWorker bool, logName 
 		return nil, badInput(fmt.Errorf("cannot reach Temporal at %s: %w (is the server running? start one with chaos server, or leave out --temporal to use the embedded one)", addr, err))
 	}
 	c.Client = cl
-	if withWorker && c.Embedded {
-		c.Worker = worker.NewWorker(cl, worker.WorkerOptions{Logger: logger, ChaosBin: flags.ChaosBin, JudgeRegistry: filepath.Join(dir, "judges.json"),
-			Results: c.Results, StoreCalls: flags.Results.Calls, TaskQueue: c.TaskQueue})
-		if err := c.Worker.Start(); err != nil {
+	if withWorker && c.Embedded && !flags.WorkerLater {
+		if err := c.startWorker(c.TaskQueue, flags.MaxTrials); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start the worker: %w", err)
 		}
@@ -192,6 +212,20 @@ func namespace(flags TemporalFlags) string {
 		return worker.DefaultNamespace
 	}
 	return flags.Namespace
+}
+
+// embeds says whether connect will start a server and worker of its own for flags (no
+// --temporal, no chaos server on the data directory to attach to).
+func embeds(flags TemporalFlags) bool {
+	if flags.Address != "" {
+		return false
+	}
+	dir, err := dataDir(flags)
+	if err != nil {
+		return true
+	}
+	a, ok := runningServer(dir)
+	return !ok || (flags.NewRun && a.Run != "")
 }
 
 // runningServer reads the addresses a live `chaos server` left in the data directory.

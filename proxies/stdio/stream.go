@@ -72,7 +72,11 @@ func ServeStream(h *hub.Hub, parent string) (*StreamServer, error) {
 		return nil, fmt.Errorf("wall: make the folder for the hub's socket: %w", err)
 	}
 	path := filepath.Join(dir, "hub")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	err = writeOwner(dir) // for RemoveStaleFolders, should this process be killed
+	var ln *net.UnixListener
+	if err == nil {
+		ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	}
 	if err == nil {
 		err = os.Chmod(path, 0o600)
 	}

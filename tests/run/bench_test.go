@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -166,43 +167,63 @@ tools:
     reply: '{}'
 `
 
-// BenchmarkWorkerRSS is the worker's peak resident memory (VmHWM) with 100 and 1,000
-// trials in flight (agents that sleep until all have started), against a plain loop
-// (a shell) that starts as many of the same agents and waits for them. The goal is at
-// most 300 MB at 100. Each sub-benchmark runs once, whatever b.N: a run of that many
-// trials at that concurrency, aborted once all are in flight. The worker runs with
-// --max-trials equal to the trials in flight (its session slots; worker.ActivitySlots
-// gives it three activity slots a trial).
+// rssInFlight are the trials in flight BenchmarkWorkerRSS measures at (a small one, such
+// as 4, checks the benchmark itself).
+var rssInFlight = flag.String("rss-in-flight", "100,1000", "BenchmarkWorkerRSS: the trials in flight to measure at, comma-separated")
+
+// BenchmarkWorkerRSS is the worker with 100 and 1,000 trials in flight (agents that sleep
+// until all have started), against a plain loop (a shell) that starts as many of the same
+// agents and waits for them, measured in the same sub-benchmark. Each runs once, whatever
+// b.N: a run of that many trials at that concurrency on a chaos worker --max-trials of as
+// many, aborted once all are in flight. It reports:
+//
+//   - in-flight: the trials in flight reached (agents running at once), and reach-s the
+//     time from chaos run's start to all of them (loop-reach-s: the loop's, x-loop-reach
+//     the ratio);
+//   - worker-peak-MB: the worker's peak resident memory (VmHWM; goal <= 400 MB at 1,000,
+//     issue 27), against the loop's (baseline-peak-MB, x-baseline), and worker-threads its
+//     OS threads then (no thread per waiting agent: wait_linux.go);
+//   - lost: the trial attempts lost on the way and run again (none expected: a trial that
+//     waits for a slot waits in the trial queue).
 //
 // No trial can end before all are in flight (its agent sleeps two hours): one that does
 // has failed, and the benchmark fails with its reason rather than wait on a count that
 // can no longer grow.
+//
+//	go test ./tests/run -run '^$' -bench WorkerRSS -benchtime 1x -timeout 240m
+//	go test ./tests/run -run '^$' -bench WorkerRSS -benchtime 1x -rss-in-flight 4   (a check of the benchmark)
 func BenchmarkWorkerRSS(b *testing.B) {
 	env := testkit.Env(b)
 	specPath := filepath.Join(b.TempDir(), "rss.yaml")
 	if err := os.WriteFile(specPath, []byte(rssSpec), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	var sizes []int
+	for _, f := range strings.Split(*rssInFlight, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-rss-in-flight %q: want counts of trials, comma-separated", *rssInFlight)
+		}
+		sizes = append(sizes, n)
+	}
 	// The testing package calls a sub-benchmark with b.N = 1 and then again with the
 	// -benchtime count: the measure is made once and reported both times.
-	measured := map[int][3]float64{}
-	for _, inFlight := range []int{100, 1000} {
+	measured := map[int][]metric{}
+	for _, inFlight := range sizes {
 		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
 			if m, ok := measured[inFlight]; ok {
-				b.ReportMetric(m[0], "worker-peak-MB")
-				b.ReportMetric(m[1], "baseline-peak-MB")
-				b.ReportMetric(m[2], "x-baseline")
+				reportMetrics(b, m)
 				return
 			}
 			data, out := b.TempDir(), filepath.Join(b.TempDir(), "out")
 			srv := startServer(b, env, data, -1, "--no-worker")
 			w := startChaos(b, env, "worker", "--temporal", srv.Addr, "--max-trials", fmt.Sprint(inFlight))
 			w.WaitStdout(b, workerLine, testkit.StartTimeout)
+			start := time.Now()
 			p := startChaos(b, env, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
 				"--only", "clean", "--reps", fmt.Sprint(inFlight), "--concurrency", fmt.Sprint(inFlight))
 			// However long it takes (2 cores at load 59 started 50 in 20 minutes): only an
 			// agent count that stops growing, or a trial that ended, fails it.
-			start := time.Now()
 			untilNoGrowth(b, fmt.Sprintf("%d agents to run", inFlight), inFlight, func() int {
 				if ended := endedTrials(out); len(ended) > 0 {
 					b.Fatalf("%d trials ended before all %d were in flight (%d agents running), the first: %s\nworker stderr (end):\n%s",
@@ -210,12 +231,16 @@ func BenchmarkWorkerRSS(b *testing.B) {
 				}
 				return startedAgents(out)
 			})
-			rss := peakRSS(b, w.Pid())
-			b.Logf("%d trials in flight after %s (load %s); %d trial attempts were lost on the way and run again",
-				inFlight, time.Since(start).Round(time.Second), loadAverage(), lostAttempts(b, srv.Addr))
+			reach := time.Since(start)
+			reached := startedAgents(out)
+			rss, threads := peakRSS(b, w.Pid()), statusField(w.Pid(), "Threads")
+			lost := lostAttempts(b, srv.Addr)
+			b.Logf("%d trials in flight after %s (load %s); worker %d threads; %d trial attempts were lost on the way and run again",
+				reached, reach.Round(time.Second), loadAverage(), threads, lost)
 			p.Signal(b, syscall.SIGINT)
 			p.Wait(b, time.Duration(inFlight)*6*time.Second)
 
+			loopStart := time.Now()
 			loop := exec.Command("sh", "-c", fmt.Sprintf("for i in $(seq %d); do sleep 7200 & done; wait", inFlight))
 			loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its agents go with it
 			if err := loop.Start(); err != nil {
@@ -224,15 +249,36 @@ func BenchmarkWorkerRSS(b *testing.B) {
 			testkit.WaitFor(b, time.Duration(inFlight)*time.Second, "the plain loop to start its agents", func() bool {
 				return children(loop.Process.Pid) >= inFlight
 			})
+			loopReach := time.Since(loopStart)
 			base := peakRSS(b, loop.Process.Pid)
 			_ = syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
 			_ = loop.Wait()
-			m := [3]float64{float64(rss) / (1 << 20), float64(base) / (1 << 20), float64(rss) / float64(max(base, 1))}
+			m := []metric{
+				{float64(reached), "in-flight"},
+				{reach.Seconds(), "reach-s"},
+				{loopReach.Seconds(), "loop-reach-s"},
+				{reach.Seconds() / max(loopReach.Seconds(), 1e-3), "x-loop-reach"},
+				{float64(rss) / (1 << 20), "worker-peak-MB"},
+				{float64(base) / (1 << 20), "baseline-peak-MB"},
+				{float64(rss) / float64(max(base, 1)), "x-baseline"},
+				{float64(threads), "worker-threads"},
+				{float64(lost), "lost"},
+			}
 			measured[inFlight] = m
-			b.ReportMetric(m[0], "worker-peak-MB")
-			b.ReportMetric(m[1], "baseline-peak-MB")
-			b.ReportMetric(m[2], "x-baseline")
+			reportMetrics(b, m)
 		})
+	}
+}
+
+// metric is one figure a benchmark reports, and its unit.
+type metric struct {
+	value float64
+	unit  string
+}
+
+func reportMetrics(b *testing.B, ms []metric) {
+	for _, m := range ms {
+		b.ReportMetric(m.value, m.unit)
 	}
 }
 
@@ -258,8 +304,8 @@ func endedTrials(out string) []string {
 }
 
 // lostAttempts counts the trial attempts lost (worker_lost) and run again on the server at
-// addr: the set-ups of a trial's second and later attempts in the runs' histories (trials
-// run inline, workflows/trial_inline.go).
+// addr: the first steps (set-up or RunTrial) of a trial's second and later attempts in
+// the runs' histories (trials run inline, workflows/trial_inline.go).
 func lostAttempts(b *testing.B, addr string) int {
 	c := testkit.DialTemporal(b, addr)
 	defer c.Close()
@@ -281,9 +327,12 @@ func lostAttempts(b *testing.B, addr string) int {
 					b.Logf("count the lost trial attempts: %v", err)
 					return -1
 				}
+				// A two-step trial's set-up, or a one-step trial's RunTrial.
 				id := ev.GetActivityTaskScheduledEventAttributes().GetActivityId()
-				if _, attempt, ok := strings.Cut(id, "/set-up/"); ok && attempt != "1" {
-					n++
+				for _, step := range []string{"/set-up/", "/run/"} {
+					if _, attempt, ok := strings.Cut(id, step); ok && attempt != "1" {
+						n++
+					}
 				}
 			}
 		}

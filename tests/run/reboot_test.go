@@ -23,9 +23,11 @@ import (
 // and others run. Then `chaos runs` lists the run as stopped with the command that
 // resumes it, and `chaos resume RUN` on the same data directory finishes it: every
 // planned trial recorded exactly once with a verdict, the finished trial not run again,
-// the interrupted ones run again from fresh folders.
+// the interrupted ones run again from fresh folders; the socket folders (wall-*) of the
+// killed run's hubs are removed by the resume.
 func TestHostReboot(t *testing.T) {
-	env := testkit.Env(t)
+	env, envDir := testkit.EnvDir(t)
+	workRoot := filepath.Join(envDir, "tmp", "chaos-work") // the worker's, under its TMPDIR
 	data, tmp := t.TempDir(), t.TempDir()
 	out := filepath.Join(tmp, "out")
 	conds := []string{"clean", "phantom_success@update_ticket", "transient_error@read_email", "permanent_error@update_ticket"}
@@ -100,6 +102,12 @@ func TestHostReboot(t *testing.T) {
 		return true
 	})
 	t.Logf("killed %d processes with %d of %d trials done, %d started", len(procs), len(done), len(ids), len(running))
+	// The hubs of the trials that ran leave their socket folders (wall-*), each naming
+	// its owner, which is gone.
+	stale, _ := filepath.Glob(filepath.Join(workRoot, "wall-*"))
+	if len(stale) == 0 {
+		t.Fatalf("no socket folder (wall-*) in %s after the kill, while %d trials ran: nothing to see removed", workRoot, len(running)-len(done))
+	}
 
 	runs := runChaos(t, env, time.Minute, "runs", "--data-dir", data)
 	runs.MustSucceed(t, "chaos runs")
@@ -110,6 +118,15 @@ func TestHostReboot(t *testing.T) {
 	res := runChaos(t, env, 2*runTimeout, "resume", runID, "--data-dir", data)
 	if res.Code != 0 {
 		t.Fatalf("chaos resume: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	// chaos resume's worker removed them as it started.
+	for _, dir := range stale {
+		if exists(dir) {
+			t.Errorf("the socket folder %s of the killed run outlived chaos resume", dir)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(workRoot, "wall-*")); len(left) > 0 {
+		t.Errorf("socket folders left after the resumed run ended: %v", left)
 	}
 	verdicts := readVerdicts(t, out, ids)
 	kept := 0

@@ -29,7 +29,7 @@ import (
 var scaleTrials = flag.Int("scale-trials", 10000, "trials of TestScale's runs")
 
 // scaleHistoryLimit lowers the experiment's continue-as-new interval (0: the default,
-// run.HistoryLimitFor the concurrency), to check TestScale itself at a small scale.
+// 500), to check TestScale itself at a small scale.
 var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow run before continue-as-new in TestScale")
 
 // TestScale runs a 10,000-trial run of a no-op agent (`true`) on the embedded server
@@ -47,11 +47,10 @@ var scaleHistoryLimit = flag.Int("scale-history-limit", 0, "trials per workflow 
 //     one row per trial;
 //   - no activity input or result is larger than 16 KiB: results never travel as one
 //     payload (they stay in the trial folders; Aggregate takes the layout and reads them);
-//   - no run of the chain starts more trials than its history limit, nor has more than
-//     40 events per batch plus 50, nor a history larger than 8 KiB per batch plus 64 KiB;
-//   - no batch (TrialBatchWorkflow) runs more than run.DefaultBatchSize trials, nor has
-//     more than 10 events per trial plus 50, nor a history larger than 3 KiB per trial
-//     plus 64 KiB (the spec's text is in its start, once, never in a trial's input).
+//   - no run of the chain starts more trials than its history limit (500), nor has more
+//     than 20 events per trial it started plus 50, nor a history larger than 4 KiB per
+//     trial it started plus 64 KiB (each trial's input holds the spec, a few hundred bytes
+//     here).
 func TestScale(t *testing.T) {
 	if os.Getenv("CHAOS_SCALE") != "1" {
 		t.Skip("set CHAOS_SCALE=1 (make scale) to run 10,000 trials")
@@ -60,7 +59,7 @@ func TestScale(t *testing.T) {
 	env := testkit.Env(t)
 	data := t.TempDir()
 	specPath := writeOverheadSpec(t)
-	srv := startServer(t, env, data, -1)
+	srv := startServer(t, env, data, -1, "--max-trials", "16") // the run's --concurrency
 	c := testkit.DialTemporal(t, srv.Addr)
 	defer c.Close()
 	var ids []string
@@ -152,20 +151,34 @@ func tail(s string, n int) string {
 	return s
 }
 
+// histories is what checkHistories read: the largest history of the run's workflows (the
+// experiment's continue-as-new chain and any child workflows it started), in events and
+// bytes, the trials started in it, and the bounds those trials give it.
+type histories struct {
+	runs, largestActivity                 int
+	largestEvents, largestBytes, trialsIn int
+	boundEvents, boundBytes               int
+}
+
 // checkHistories walks the experiment's continue-as-new chain back from its last run and,
 // in each, its batches (TrialBatchWorkflow children), reports each history and the
-// largest activity payload, and checks the bounds TestScale states.
-func checkHistories(t *testing.T, c client.Client, workflowID string) {
+// largest activity payload, checks the bounds TestScale states, and returns the largest
+// history of them all beside its bound.
+func checkHistories(t testing.TB, c client.Client, workflowID string) histories {
 	t.Helper()
+	var hs histories
+	note := func(events, bytes, trials, boundEvents, boundBytes int) {
+		if events > hs.largestEvents {
+			hs.largestEvents, hs.largestBytes, hs.trialsIn = events, bytes, trials
+			hs.boundEvents, hs.boundBytes = boundEvents, boundBytes
+		}
+	}
 	runID := ""
-	largestActivity, largestEvents, largestBytes, runs := 0, 0, 0, 0
-	var batchEvents, batchBytes, batchTrials int
 	for {
 		h := history(t, c, workflowID, runID)
-		runs++
+		hs.runs++
 		started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
 		input := proto.Size(started.GetInput())
-		spec := len(started.GetInput().String()) // what of the input is the spec and plan
 		size, trials, activity := 0, 0, 0
 		var batches []string
 		for _, e := range h.Events {
@@ -210,10 +223,10 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 				t.Errorf("batch %s: a start input of %d bytes, over 16 KiB", id, bstart)
 			}
 			trials += btrials
-			batchEvents, batchBytes, batchTrials = max(batchEvents, len(bh.Events)), max(batchBytes, bsize), max(batchTrials, btrials)
+			note(len(bh.Events), bsize, btrials, 10*btrials+50, btrials*3<<10+64<<10)
 		}
-		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes (%d of text), %d batches, %d trials started, largest activity payload %d bytes",
-			runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, spec, len(batches), trials, activity)
+		t.Logf("run %d of the chain (%s): %d events, %d bytes, start input %d bytes, %d batches, %d trials started, largest activity payload %d bytes",
+			hs.runs, started.GetOriginalExecutionRunId(), len(h.Events), size, input, len(batches), trials, activity)
 		if input > 16<<10 {
 			t.Errorf("a start input of %d bytes, over 16 KiB", input)
 		}
@@ -229,15 +242,74 @@ func checkHistories(t *testing.T, c client.Client, workflowID string) {
 		if size > len(batches)*8<<10+64<<10 {
 			t.Errorf("a history of %d bytes for %d batches, over 8 KiB a batch + 64 KiB", size, len(batches))
 		}
-		largestActivity, largestEvents, largestBytes = max(largestActivity, activity), max(largestEvents, len(h.Events)), max(largestBytes, size)
+		note(len(h.Events), size, trials, 40*len(batches)+50, len(batches)*8<<10+64<<10)
+		hs.largestActivity = max(hs.largestActivity, activity)
 		prev := started.GetContinuedExecutionRunId()
 		if prev == "" {
 			break
 		}
 		runID = prev
 	}
-	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest experiment history %d events, %d bytes; largest batch %d trials, %d events, %d bytes",
-		runs, largestActivity, largestEvents, largestBytes, batchTrials, batchEvents, batchBytes)
+	t.Logf("%d runs in the chain; largest activity payload %d bytes; largest history %d events, %d bytes (%d trials started in it; bound %d events, %d bytes)",
+		hs.runs, hs.largestActivity, hs.largestEvents, hs.largestBytes, hs.trialsIn, hs.boundEvents, hs.boundBytes)
+	return hs
+}
+
+// BenchmarkScale is make bench's 10,000-trial run (-scale-trials; b.N is not used): the
+// run of TestScale (a no-op agent, true, 16 at once on chaos server --max-trials 16),
+// timed from chaos run's start to its exit, against a plain loop that starts sh -c true
+// as many times, 16 at once (loop-s, x-loop). Beside them, from the server, the run's
+// largest workflow history in events and bytes (largest-events, largest-bytes) and the
+// documented bound for the trials started in it (bound-events: 20 a trial + 50;
+// bound-bytes: 4 KiB a trial + 64 KiB; docs/ARCHITECTURE.md), and the harness's CPU a
+// trial (harness-cpu-s/trial: the server with its worker and what it started, and chaos
+// run).
+//
+//	go test ./tests/run -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -timeout 600m
+//	go test ./tests/run -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -scale-trials 20   (a check of the benchmark)
+func BenchmarkScale(b *testing.B) {
+	n := *scaleTrials
+	const concurrency = 16
+	env := testkit.Env(b)
+	data := b.TempDir()
+	specPath := writeOverheadSpec(b)
+	srv := startServer(b, env, data, -1, "--max-trials", strconv.Itoa(concurrency))
+	measured := false
+	var ms []metric
+	b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
+		if measured {
+			reportMetrics(b, ms)
+			return
+		}
+		out := filepath.Join(b.TempDir(), "out")
+		cpu0, client0 := procCPU(b, srv.Pid()), childrenCPU()
+		start := time.Now()
+		r := runChaos(b, env, time.Duration(n)*5*time.Second+runTimeout, "run", specPath, "--temporal", srv.Addr, "--data-dir", data, "--out", out,
+			"--only", "clean", "--reps", strconv.Itoa(n), "--concurrency", strconv.Itoa(concurrency))
+		runTime := time.Since(start)
+		cpu1, client1 := procCPU(b, srv.Pid()), childrenCPU()
+		if r.Code != 4 { // the agent never meets the wall: nothing scored
+			b.Fatalf("chaos run: exit code %d, want 4\nstdout:\n%s\nstderr (end):\n%s", r.Code, r.Stdout, tail(r.Stderr, 2000))
+		}
+		c := testkit.DialTemporal(b, srv.Addr)
+		hs := checkHistories(b, c, run.ExperimentWorkflowID(runIDOf(b, r.Stdout)))
+		c.Close()
+		loop := plainLoop(b, n, concurrency, "true")
+		harness := (cpu1.self + cpu1.children - cpu0.self - cpu0.children) + (client1 - client0)
+		ms = []metric{
+			{float64(n), "trials"},
+			{runTime.Seconds(), "run-s"},
+			{loop.Seconds(), "loop-s"},
+			{runTime.Seconds() / loop.Seconds(), "x-loop"},
+			{float64(hs.largestEvents), "largest-events"},
+			{float64(hs.boundEvents), "bound-events"},
+			{float64(hs.largestBytes), "largest-bytes"},
+			{float64(hs.boundBytes), "bound-bytes"},
+			{harness.Seconds() / float64(n), "harness-cpu-s/trial"},
+		}
+		measured = true
+		reportMetrics(b, ms)
+	})
 }
 
 // history is every event of one run of a workflow (runID "": the latest).

@@ -27,8 +27,9 @@ import (
 // As in BenchmarkTrialOverhead, one `chaos server` (embedded Temporal and its worker) is
 // started before the timer; each sub-benchmark times `chaos run --temporal ADDR` from the
 // command's start to its exit, at the spec's concurrency (4) and at 1. It reports the
-// run's and the loop's seconds and x-loop, their ratio (the issue's goals: <= 0.33 at the
-// default concurrency, <= 1.3 at 1).
+// run's and the loop's seconds and x-loop, their ratio, with the floor this machine sets
+// (floor-x-loop). Issue 10's goal of 0.33x at concurrency 4 is retired (issue 27: on two
+// cores the agents' own CPU alone puts the floor near it); the figures stay as measures.
 //
 // Beside them, where the run's time went (timeline_test.go), from its histories: the
 // trials in flight on average (in-flight), a trial's time in its workflow (trial-ms), in
@@ -139,14 +140,12 @@ func BenchmarkRunThroughput(b *testing.B) {
 			// the worker and hub, the relay, the reaper and its shell, `chaos run`). The
 			// floor: a run whose harness cost nothing, its agents keeping every core busy
 			// all along, would last agent-cpu x trials / cores; as a ratio to the loop,
-			// the best x-loop any harness could have on this machine. What a trial may
-			// cost beside its agent for the issue's 0.33x is budget-cpu-s/trial.
+			// the best x-loop any harness could have on this machine.
 			cores := float64(runtime.NumCPU())
 			b.ReportMetric(agentCPU.Seconds(), "agent-cpu-s/trial")
 			b.ReportMetric(loopAgentCPU.Seconds()/float64(n), "loop-agent-cpu-s/trial")
 			b.ReportMetric(runCPU.Seconds()/float64(n)-agentCPU.Seconds(), "harness-cpu-s/trial")
 			b.ReportMetric(agentCPU.Seconds()*float64(n)/cores/loopTime.Seconds(), "floor-x-loop")
-			b.ReportMetric((0.33*loopTime.Seconds()*cores-agentCPU.Seconds()*float64(n))/float64(n), "budget-cpu-s/trial")
 			b.ReportMetric(float64(n), "trials")
 
 			// Where the run's time went (timeline_test.go): its trials' workflow and agent
