@@ -465,7 +465,7 @@ func TestGenerateExample(t *testing.T) {
 		{"premature_read@get_ticket_field", true, false},
 		{"stale_read@get_ticket_field", true, false},
 		{"data_anomaly.missing_field@read_email", true, true}, // blanks "ticket", which no check needs
-		{"data_anomaly.stale_date@read_email", true, true}, // the task never asks about the date
+		{"data_anomaly.stale_date@read_email", true, true},    // the task never asks about the date
 		{"context_switch@update_ticket", false, false},
 		{"empty_success@update_ticket", true, false},
 	}
