@@ -212,6 +212,9 @@ func AbortSignalOf(in TrialInput) string {
 	return SignalAbort
 }
 
+// DefaultAgentTimeout is a trial's agent.timeout when the spec gives none.
+const DefaultAgentTimeout = 5 * time.Minute
+
 // HeartbeatTimeoutFor is the heartbeat timeout of a trial whose agent may run for
 // agentTimeout, when the run sets none: a fifth of the agent's time, between one and five
 // minutes. A worker starved of CPU (load 30 on 2 cores) goes quiet for tens of seconds

@@ -23,7 +23,7 @@ var a *activities.Activities
 // Timeouts of a trial's activities (the agent's own timeout is in the spec).
 const (
 	setupTimeout     = 2 * time.Minute
-	defaultAgentTime = 5 * time.Minute
+	defaultAgentTime = run.DefaultAgentTimeout
 )
 
 // ErrWorkerLost is the error type an attempt of a trial ends with when the worker that ran

@@ -215,14 +215,19 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err := c.startWorker(info.GetTaskQueue(), trials); err != nil {
 		return unexpected(c, fmt.Errorf("start a worker for run %s: %w", opts.RunID, err))
 	}
-	total := 0
+	total, running := 0, 0
 	if v, err := c.Client.QueryWorkflow(cctx, id, "", run.QueryProgress); err == nil {
 		var p run.Progress
 		if v.Get(&p) == nil {
-			total = p.Total
+			total, running = p.Total, p.Running
 		}
 	}
 	fmt.Fprintf(opts.IO.Out, "resuming run %s\n", opts.RunID)
+	if start, err := runStart(cctx, c, id); err == nil {
+		if note := resumeWait(running, start); note != "" {
+			fmt.Fprintln(opts.IO.Out, note)
+		}
+	}
 	res, err := followRun(ctx, cctx, opts.IO, c, id, total)
 	if err != nil {
 		return err
@@ -243,29 +248,60 @@ func memoSpec(m *commonpb.Memo) string {
 // runConcurrency is how many trials at once the run id runs: its plan's concurrency, from
 // the input of its current workflow run.
 func runConcurrency(ctx context.Context, c *conn, id string) (int, error) {
+	in, err := runStart(ctx, c, id)
+	return max(in.Plan.Concurrency, 1), err
+}
+
+// runStartInput is what chaos resume reads of a run's start: its concurrency and the
+// timeouts that say how long its lost trials wait before they run again.
+type runStartInput struct {
+	Plan struct {
+		Concurrency int `json:"concurrency"`
+	} `json:"plan"`
+	AgentTimeout     time.Duration `json:"agent_timeout"`
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout"`
+}
+
+// runStart reads the input of the run's workflow from its first history event.
+func runStart(ctx context.Context, c *conn, id string) (runStartInput, error) {
+	var in runStartInput
 	it := c.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return 0, fmt.Errorf("workflow %s has no history", id)
+		return in, fmt.Errorf("workflow %s has no history", id)
 	}
 	ev, err := it.Next()
 	if err != nil {
-		return 0, err
+		return in, err
 	}
 	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
 	if attrs == nil {
-		return 0, fmt.Errorf("the first event of workflow %s is not its start", id)
+		return in, fmt.Errorf("the first event of workflow %s is not its start", id)
 	}
 	payloads := attrs.GetInput().GetPayloads()
 	if len(payloads) == 0 {
-		return 0, fmt.Errorf("workflow %s was started with no input", id)
-	}
-	var in struct {
-		Plan struct {
-			Concurrency int `json:"concurrency"`
-		} `json:"plan"`
+		return in, fmt.Errorf("workflow %s was started with no input", id)
 	}
 	if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil {
-		return 0, fmt.Errorf("read the input of workflow %s: %w", id, err)
+		return in, fmt.Errorf("read the input of workflow %s: %w", id, err)
 	}
-	return max(in.Plan.Concurrency, 1), nil
+	return in, nil
+}
+
+// resumeWait is what chaos resume says while the trials that were running when the run
+// stopped wait out their heartbeat timeout (their old worker's end is seen no sooner):
+// without it the console says nothing for a minute or more.
+func resumeWait(running int, in runStartInput) string {
+	if running == 0 {
+		return ""
+	}
+	hb := in.HeartbeatTimeout
+	if hb <= 0 {
+		agent := in.AgentTimeout
+		if agent <= 0 {
+			agent = run.DefaultAgentTimeout
+		}
+		hb = run.HeartbeatTimeoutFor(agent)
+	}
+	return fmt.Sprintf("%d trial(s) were running when the run stopped: each runs again from a fresh folder once Temporal sees its old worker gone, within %s (the trials' heartbeat timeout); the others start now",
+		running, hb.Round(time.Second))
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,6 +119,11 @@ func TestHostReboot(t *testing.T) {
 	res := runChaos(t, env, 2*runTimeout, "resume", runID, "--data-dir", data)
 	if res.Code != 0 {
 		t.Fatalf("chaos resume: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	// The trials cut short wait out their heartbeat timeout before they run again: the
+	// console says so, rather than nothing for a minute.
+	if len(running) > 0 && !regexp.MustCompile(`(?m)^\d+ trial\(s\) were running when the run stopped: each runs again from a fresh folder once Temporal sees its old worker gone, within \S+ \(the trials' heartbeat timeout\)`).MatchString(res.Stdout) {
+		t.Errorf("chaos resume does not say why it waits for the trials that were running:\n%s", res.Stdout)
 	}
 	// chaos resume's worker removed them as it started.
 	for _, dir := range stale {
