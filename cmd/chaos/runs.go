@@ -291,9 +291,6 @@ func runStart(ctx context.Context, c *conn, id string) (runStartInput, error) {
 // stopped wait out their heartbeat timeout (their old worker's end is seen no sooner):
 // without it the console says nothing for a minute or more.
 func resumeWait(running int, in runStartInput) string {
-	if running == 0 {
-		return ""
-	}
 	hb := in.HeartbeatTimeout
 	if hb <= 0 {
 		agent := in.AgentTimeout
@@ -302,6 +299,10 @@ func resumeWait(running int, in runStartInput) string {
 		}
 		hb = run.HeartbeatTimeoutFor(agent)
 	}
-	return fmt.Sprintf("%d trial(s) were running when the run stopped: each runs again from a fresh folder once Temporal sees its old worker gone, within %s (the trials' heartbeat timeout); the others start now",
-		running, hb.Round(time.Second))
+	lead := "a trial that was running when the run stopped"
+	if running > 0 {
+		lead = fmt.Sprintf("the %d trial(s) running when the run stopped (as last reported)", running)
+	}
+	return fmt.Sprintf("%s runs again from a fresh folder once Temporal sees its old worker gone, within %s (the trials' heartbeat timeout); the others start now",
+		lead, hb.Round(time.Second))
 }
