@@ -16,8 +16,12 @@ func TestCostKeys(t *testing.T) {
 		t.Errorf("max_cost_usd %v", s.Limits.MaxCostUSD)
 	}
 	table := s.Model.PriceTable()
-	if p, _ := table.Lookup("standin-x"); p != (cost.Price{Input: 1.5, Output: 6}) {
+	if p, _ := table.Lookup("standin"); p != (cost.Price{Input: 1.5, Output: 6}) {
 		t.Errorf("standin price %+v", p)
+	}
+	// A price names one model: another whose name begins with it is not priced by it.
+	if p, ok := table.Lookup("standin-x"); ok {
+		t.Errorf("standin-x priced by standin's row: %+v", p)
 	}
 	if p, _ := table.Lookup("claude-sonnet-4-5-20250929"); p.Input != 2 || p.CacheWrite != 2.5 {
 		t.Errorf("the spec's price does not replace the default: %+v", p)
