@@ -62,6 +62,10 @@ type RunOptions struct {
 	// (run_gate.go).
 	Gates          []string
 	GateRegression string
+	// Adaptive runs the trials in rounds, each condition until its question is answered
+	// (run_adaptive.go); Width is the interval's width it stops at (0: what --reps 10 gives).
+	Adaptive bool
+	Width    float64
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
@@ -114,6 +118,8 @@ Ctrl-C aborts the run: running trials are stopped and torn down, and the folder 
 	cmd.Flags().StringVar(&opts.Profile, "profile", "", "how the agent's closing message is read, in place of the spec's agent.profile: "+strings.Join(spec.Profiles, ", "))
 	cmd.Flags().Float64Var(&opts.BudgetUSD, "budget", 0, "the most the run may spend on model calls, in USD: no trial starts once spent plus expected would exceed it")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "run each cell's clean trial first; its fault trials start from its twin state just before its first write on the task's last unit (docs/shim.md)")
+	cmd.Flags().BoolVar(&opts.Adaptive, "adaptive", false, "run the trials in rounds, each condition until its 80% confidence sequence is --width wide, its gates are decided, or --reps (default 40) is reached (docs/verdicts.md#adaptive-runs)")
+	cmd.Flags().Float64Var(&opts.Width, "width", 0, "with --adaptive: the interval width a condition stops at, as a share (default: the widest a fixed 10 replicates give, 0.38)")
 	cmd.Flags().StringArrayVar(&opts.Gates, "gate", nil, "fail the run (exit 5) where the evidence says a rate breaks this bar, such as 'silent_wrong<=5%' (repeatable; any verdict or declared outcome)")
 	cmd.Flags().StringVar(&opts.GateRegression, "gate-regression", "", "fail the run (exit 5) where it is worse than this paired baseline run folder (McNemar, alpha 0.05)")
 	cmd.Flags().StringVar(&opts.PairWith, "pair-with", "", "reuse the seeds of this clean run folder, or of the latest clean run of the spec (latest), for chaos diff")
@@ -155,6 +161,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	streams := *opts.IO
 	streams.Out, streams.ErrOut = redact.Known.EachWrite(streams.Out), redact.Known.EachWrite(streams.ErrOut)
 	opts.IO = &streams
+	if err := checkAdaptive(opts); err != nil {
+		return err
+	}
+	if opts.Adaptive && opts.Reps == 0 {
+		opts.Reps = defaultAdaptiveCap
+	}
 	s, data, plan, paired, err := planPairedRun(opts)
 	if err != nil {
 		return err
@@ -261,15 +273,21 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial, Shape: run.Shape,
 		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
-	wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue,
-		Memo: map[string]any{run.MemoSpec: s.Name}}, workflows.ExperimentWorkflow, in)
-	if err != nil {
-		return unexpected(c, fmt.Errorf("start the run: %w", err))
-	}
-
-	res, err := followRun(ctx, cctx, opts.IO, c, wf.GetID(), len(plan.Trials))
-	if err != nil {
-		return err
+	memo := map[string]any{run.MemoSpec: s.Name}
+	var res run.ExperimentResult
+	if opts.Adaptive {
+		if res, err = runAdaptive(ctx, cctx, opts, c, in, gates, memo); err != nil {
+			return err
+		}
+	} else {
+		wf, err := c.Client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{ID: run.ExperimentWorkflowID(runID), TaskQueue: c.TaskQueue,
+			Memo: memo}, workflows.ExperimentWorkflow, in)
+		if err != nil {
+			return unexpected(c, fmt.Errorf("start the run: %w", err))
+		}
+		if res, err = followRun(ctx, cctx, opts.IO, c, wf.GetID(), len(plan.Trials)); err != nil {
+			return err
+		}
 	}
 	printSummary(opts.IO, res)
 	if note := uiAfterRun(c, opts.Temporal, runID); note != "" {

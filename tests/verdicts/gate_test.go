@@ -1,7 +1,10 @@
 package verdicts_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,4 +44,55 @@ func TestGate(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `unknown outcome "silent_wrng" (did you mean silent_wrong?)`) {
 		t.Errorf("a misspelt gate: exit %d, %q; want 1 with a suggestion", code, stderr)
 	}
+}
+
+// TestAdaptive: chaos run --adaptive with the demo's agents under the gate runs its trials
+// in rounds and stops each condition when its question is answered: the blind agent fails
+// the gate (exit 5) on its phantom-success trials, the verifying one does not, every clean
+// trial a faulted trial is paired with was run, and the run spends fewer trials than
+// --reps 10 (both counts printed, and logged here).
+func TestAdaptive(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	stdout, stderr, code := chaos(t, "run", "examples/support-ticket.yaml", "--only", "clean,phantom_success@update_ticket",
+		"--adaptive", "--gate", "silent_wrong<=5%", "--data-dir", filepath.Join(t.TempDir(), "data"), "--out", out)
+	if code != 5 {
+		t.Fatalf("exit %d, want 5 (the blind agent breaks the gate)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "FAIL silent_wrong<=5%: agent=blind phantom_success@update_ticket") || strings.Contains(stdout, "FAIL silent_wrong<=5%: agent=verifying") {
+		t.Errorf("the gate's calls:\n%s", stdout)
+	}
+	m := regexp.MustCompile(`(?m)^adaptive: (\d+) trials run, where --reps 10 runs (\d+) `).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("the run does not say how many trials it spent:\n%s", stdout)
+	}
+	spent, fixed := atoi(t, m[1]), atoi(t, m[2])
+	t.Logf("adaptive: %d trials; --reps 10: %d", spent, fixed)
+	if spent >= fixed {
+		t.Errorf("the adaptive run spent %d trials, not fewer than --reps 10's %d", spent, fixed)
+	}
+	results := readResults(t, out)
+	if len(results) != spent {
+		t.Errorf("verdicts.json holds %d trials, the run says it ran %d", len(results), spent)
+	}
+	// Every faulted trial's seed has its clean trial in the same cell.
+	clean := map[string]bool{}
+	for _, r := range results {
+		if r.Condition == "clean" {
+			clean[fmt.Sprintf("%s/%d", r.Cell, r.Rep)] = true
+		}
+	}
+	for _, r := range results {
+		if r.Condition != "clean" && !clean[fmt.Sprintf("%s/%d", r.Cell, r.Rep)] {
+			t.Errorf("trial %s has no clean trial of its seed to be paired with", r.ID)
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
