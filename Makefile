@@ -78,6 +78,7 @@ bench:
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkTrialCPU$$' -benchtime 20x -timeout 60m
 	$(GO) test ./worker -run '^$$' -bench '^BenchmarkTrialShape$$' -benchtime 200x -count 2 -timeout 60m
 	$(GO) test ./tests/run -run '^$$' -bench '^BenchmarkSQLiteSettings$$' -benchtime 64x -timeout 60m
+	$(GO) test ./tests/verdicts -run '^$$' -bench '^BenchmarkAdaptive$$' -benchtime 1x -timeout 30m
 
 # The chaos-worker image of docker-compose.yml: FROM scratch with a static chaos binary
 # (docs/deploy.md).

@@ -46,15 +46,11 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// TestAdaptive: chaos run --adaptive with the demo's agents under the gate runs its trials
-// in rounds and stops each condition when its question is answered: the blind agent fails
-// the gate (exit 5) on its phantom-success trials, the verifying one does not, every clean
-// trial a faulted trial is paired with was run, and the run spends fewer trials than
-// --reps 10 (both counts printed, and logged here).
-func TestAdaptive(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run")
+// runAdaptive runs the demo's agents adaptively under the gate into out and returns the
+// trials it spent and what --reps 10 would have.
+func runAdaptive(t testing.TB, out string) (spent, fixed int) {
 	stdout, stderr, code := chaos(t, "run", "examples/support-ticket.yaml", "--only", "clean,phantom_success@update_ticket",
-		"--adaptive", "--gate", "silent_wrong<=5%", "--data-dir", filepath.Join(t.TempDir(), "data"), "--out", out)
+		"--adaptive", "--gate", "silent_wrong<=5%", "--data-dir", filepath.Join(filepath.Dir(out), "data"), "--out", out)
 	if code != 5 {
 		t.Fatalf("exit %d, want 5 (the blind agent breaks the gate)\n%s\n%s", code, stdout, stderr)
 	}
@@ -65,7 +61,27 @@ func TestAdaptive(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the run does not say how many trials it spent:\n%s", stdout)
 	}
-	spent, fixed := atoi(t, m[1]), atoi(t, m[2])
+	return atoi(t, m[1]), atoi(t, m[2])
+}
+
+// BenchmarkAdaptive prints the trials the adaptive run spends on the gate's question and
+// what --reps 10 spends on it (make bench).
+func BenchmarkAdaptive(b *testing.B) {
+	for range b.N {
+		spent, fixed := runAdaptive(b, filepath.Join(b.TempDir(), "run"))
+		b.ReportMetric(float64(spent), "trials-adaptive")
+		b.ReportMetric(float64(fixed), "trials-reps10")
+	}
+}
+
+// TestAdaptive: chaos run --adaptive with the demo's agents under the gate runs its trials
+// in rounds and stops each condition when its question is answered: the blind agent fails
+// the gate (exit 5) on its phantom-success trials, the verifying one does not, every clean
+// trial a faulted trial is paired with was run, and the run spends fewer trials than
+// --reps 10 (both counts printed, and logged here).
+func TestAdaptive(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	spent, fixed := runAdaptive(t, out)
 	t.Logf("adaptive: %d trials; --reps 10: %d", spent, fixed)
 	if spent >= fixed {
 		t.Errorf("the adaptive run spent %d trials, not fewer than --reps 10's %d", spent, fixed)
@@ -88,7 +104,7 @@ func TestAdaptive(t *testing.T) {
 	}
 }
 
-func atoi(t *testing.T, s string) int {
+func atoi(t testing.TB, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)
 	if err != nil {
