@@ -165,6 +165,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintln(opts.IO.Out, paired)
 	}
 	if opts.DryRun {
+		if line := modelArmLine(s); line != "" {
+			fmt.Fprintln(opts.IO.Out, line)
+		}
 		for _, c := range commands {
 			fmt.Fprintln(opts.IO.Out, c)
 		}
