@@ -109,11 +109,15 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	ids := make([]string, 0, len(conds))
-	if len(opts.Only) > 0 {
-		for _, want := range opts.Only {
+	only, onlyFrom := opts.Only, "--only"
+	if len(only) == 0 {
+		only, onlyFrom = s.Only, opts.Spec+": only:" // the spec's own restriction (chaos skill test writes it)
+	}
+	if len(only) > 0 {
+		for _, want := range only {
 			c, ok := faults.Find(conds, want)
 			if !ok {
-				return nil, nil, nil, badInput(fmt.Errorf("--only %q: no such condition in %s (conditions: %s)", want, s.Name, strings.Join(faults.IDs(conds), ", ")))
+				return nil, nil, nil, badInput(fmt.Errorf("%s %q: no such condition in %s (conditions: %s)", onlyFrom, want, s.Name, strings.Join(faults.IDs(conds), ", ")))
 			}
 			ids = append(ids, c.ID)
 		}
