@@ -149,6 +149,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := checkBudget(opts.BudgetUSD); err != nil {
 		return err
 	}
+	if err := checkOutFree(opts.Out); err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	if line := branchLine(s, plan); line != "" {
 		fmt.Fprintln(opts.IO.Out, line)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -159,4 +160,24 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	}
 	p.Branch = opts.Branch
 	return s, data, p, nil
+}
+
+// checkOutFree refuses --out into a folder that holds another run (its manifest.json
+// names a run id): the new run would rewrite its manifest and verdicts and leave its
+// trial folders beside the new ones.
+func checkOutFree(out string) error {
+	if out == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.RunID == "" {
+		return badInput(fmt.Errorf("--out %s holds a manifest.json that is not a run's: give --out a new or empty folder", out))
+	}
+	return badInput(fmt.Errorf("--out %s holds run %s (its manifest.json): give --out a new folder, or remove that one first", out, m.RunID))
 }
