@@ -58,7 +58,23 @@ func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, erro
 			lines = append(lines, "  "+v)
 		}
 	}
+	if w := containerChaos(s, template, bin); w != "" {
+		fmt.Fprintln(opts.IO.ErrOut, w)
+	}
 	return lines, nil
+}
+
+// containerChaos is the warning for an agent in a container whose command uses {chaos}
+// when the binary mounted there (bin, this chaos) is linked dynamically: an image without
+// the host's libraries cannot start it ("sh: /chaos/chaos: not found"). "" otherwise.
+func containerChaos(s *spec.Spec, template, bin string) string {
+	if !s.Agent.IsDocker() || !strings.Contains(template, "{chaos}") {
+		return ""
+	}
+	if err := activities.StaticBinary(bin); err != nil {
+		return fmt.Sprintf("warning: {chaos} in the agent's container is %s, which is linked dynamically: an image without the host's C library cannot start it (sh: /chaos/chaos: not found); build chaos with CGO_ENABLED=0 go build ./cmd/chaos (docs/deploy.md)", bin)
+	}
+	return ""
 }
 
 // planPairedRun loads the spec and plans the run, with the seeds of the run --pair-with
