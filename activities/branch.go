@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
@@ -12,8 +13,9 @@ import (
 
 // Branch is where a fault trial of a `chaos run --branch` run would start (docs/shim.md,
 // "--branch"; StartHub reads it, branchrun.go): the twin's state just before the clean
-// trial's first write on the task's last unit, and the units done before it, which the
-// fault trial's task would be told are done.
+// trial's first write on the task's last unit, the units done before it, which the
+// fault trial's task would be told are done, and the calls before it, which its fault's
+// positions count on from.
 type Branch struct {
 	// State is the twin's state before that write; Seq is the write's row in the clean
 	// trial's record.
@@ -21,6 +23,10 @@ type Branch struct {
 	Seq   int            `json:"seq"`
 	// Done are the task's units before the last one.
 	Done []string `json:"done"`
+	// Prior are the clean trial's calls before the write: the fault trial's positions
+	// continue from them, so "the 2nd call to book_shipment" is the call it is in a
+	// whole trial.
+	Prior []hub.Prior `json:"prior,omitempty"`
 }
 
 // branchPoint finds the branch in the clean trial's record: its first performed write
@@ -39,6 +45,7 @@ func branchPoint(s *spec.Spec, task spec.Task, log *record.Log) (Branch, error) 
 	}
 	last := task.Units[len(task.Units)-1]
 	state := log.Start.InitialState
+	var prior []hub.Prior
 	for _, r := range log.Rows {
 		if r.Type != record.TypeCall {
 			continue
@@ -49,9 +56,10 @@ func branchPoint(s *spec.Spec, task spec.Task, log *record.Log) (Branch, error) 
 			var args map[string]any
 			json.Unmarshal(r.Args, &args)
 			if key, ok := t.StateKey(args); ok && names(key, last) {
-				return Branch{State: world.Clone(state), Seq: r.Seq, Done: append([]string(nil), task.Units[:len(task.Units)-1]...)}, nil
+				return Branch{State: world.Clone(state), Seq: r.Seq, Done: append([]string(nil), task.Units[:len(task.Units)-1]...), Prior: prior}, nil
 			}
 		}
+		prior = append(prior, hub.Prior{Tool: r.Tool, Failed: r.IsError})
 		if r.State != nil {
 			state = r.State
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crashwall/chaos/faults"
+	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -42,7 +44,10 @@ func (b branchStart) summary() string {
 // clean trial, whose folder is in the run folder) and writes it to the trial's folder.
 // A clean trial that did not complete with its world right, or that has no branch
 // point, gives no branch: the trial runs whole, and the reason is kept.
-func openBranch(s *spec.Spec, task spec.Task, in run.TrialInput, trialDir string, simulated bool) branchStart {
+// A fault that would have fired before the branch point (the 1st call to the write
+// tool, on a unit the branched trial never does) gives no branch either: branched, it
+// would fire somewhere else, or never.
+func openBranch(s *spec.Spec, task spec.Task, cond faults.Condition, in run.TrialInput, trialDir string, simulated bool) branchStart {
 	b := branchStart{From: in.BranchFrom}
 	b.None = func() string {
 		if !simulated {
@@ -71,6 +76,9 @@ func openBranch(s *spec.Spec, task spec.Task, in run.TrialInput, trialDir string
 		br, err := branchPoint(s, task, log)
 		if err != nil {
 			return err.Error()
+		}
+		if at, ok := hub.PriorFires(s, cond, in.Trial.Seed, br.Prior); ok {
+			return fmt.Sprintf("%s fires at %s call to %s, before the branch point (row %d of %s)", cond.ID, faults.Nth(at.Call), at.Tool, br.Seq, in.BranchFrom)
 		}
 		b.Branch = br
 		return ""

@@ -109,16 +109,18 @@ func (a *Activities) StartHub(ctx context.Context, in run.AgentInput) (run.HubIn
 		rec.Close(record.Row{Reason: "the scripts' adapters could not start: " + err.Error()})
 		return run.HubInfo{}, badInput(err)
 	}
+	var prior []hub.Prior
 	if t.BranchFrom != "" {
 		// chaos run --branch: a fault trial starts from its clean trial's twin (branchrun.go).
-		b := openBranch(s, task, t, in.Workspace.TrialDir, src == nil)
+		b := openBranch(s, task, cond, t, in.Workspace.TrialDir, src == nil)
 		if b.None == "" {
 			src = branchedWorld(s, b.Branch)
 			task.Prompt = branchedPrompt(task.Prompt, b.Branch)
+			prior = b.Branch.Prior
 		}
 		a.logger().Info("branch", "trial", t.Trial.ID, "branch", b.summary())
 	}
-	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src})
+	hub, err := hub.NewHub(hub.Config{Spec: s, Condition: cond, Seed: t.Trial.Seed, Trial: t.Trial.ID, Record: rec, Source: src, Prior: prior})
 	if err != nil {
 		if c, ok := src.(io.Closer); ok && up == nil {
 			c.Close() // the adapters' processes

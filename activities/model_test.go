@@ -72,10 +72,12 @@ func TestTrialModelProxy(t *testing.T) {
 		verdict  string
 	}{
 		{"fault fires at its step", toolCall.URL, "tool_error_single", []string{"other", "choose"},
-			run.ModelResult{Fault: "tool_error_single", Calls: 2, Fired: 1}, run.OutcomeCompleted, "", report.Unclear},
-		{"fault that cannot apply", text.URL, "tool_error_single", []string{"choose"},
-			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1}, run.OutcomeFailed,
-			"model fault could not apply: tool_error_single: the response has no tool call to break (at 1 of 1 model calls)", report.NoVerdict},
+			run.ModelResult{Fault: "tool_error_single", Calls: 2, Fired: 1, ToolCallsAt: []string{"other"}}, run.OutcomeCompleted, "", report.Unclear},
+		// A tool-call fault on a turn of text only fails the episode, and the reason says
+		// the fault, the position and what the turn lacked.
+		{"fault on a turn without its part", text.URL, "tool_error_single", []string{"choose"},
+			run.ModelResult{Fault: "tool_error_single", Calls: 1, Failed: 1, Lacked: "tool calls", LackedAt: "choose"}, run.OutcomeFailed,
+			"model fault could not apply: tool_error_single fired at choose, which needs a turn with tool calls; this turn had only text, no tool call (at 1 of 1 model calls)", report.NoVerdict},
 		// No model call: the agent never met the model proxy (report.Reach), faulted or
 		// clean; the trial completed, but says nothing of the agent.
 		{"no model call", toolCall.URL, "tool_error_single", nil,
@@ -108,7 +110,7 @@ func TestTrialModelProxy(t *testing.T) {
 			}
 			want := tt.model
 			want.Proxy = llmURL
-			if res.Model == nil || *res.Model != want {
+			if res.Model == nil || !reflect.DeepEqual(*res.Model, want) {
 				t.Errorf("model %+v, want %+v", res.Model, want)
 			}
 			reason := strings.Replace(tt.reason, "(URL)", "("+llmURL+")", 1)

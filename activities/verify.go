@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
@@ -282,6 +284,19 @@ func modelResult(s *spec.Spec, lt *liveTrial, log *record.Log) (m *run.ModelResu
 				m.Calls++
 				if r.Hit != nil && r.Hit.Fired {
 					m.Fired++
+					continue
+				}
+				var at struct {
+					Position string `json:"position"`
+				}
+				json.Unmarshal(r.Args, &at)
+				if text, calls := llm.TurnParts(r.Reply); at.Position != "" {
+					if text && !slices.Contains(m.TextAt, at.Position) {
+						m.TextAt = append(m.TextAt, at.Position)
+					}
+					if calls && !slices.Contains(m.ToolCallsAt, at.Position) {
+						m.ToolCallsAt = append(m.ToolCallsAt, at.Position)
+					}
 				}
 			case r.Type == record.TypeError:
 				m.Calls++
@@ -289,6 +304,13 @@ func modelResult(s *spec.Spec, lt *liveTrial, log *record.Log) (m *run.ModelResu
 					m.Failed++
 					if refused == "" {
 						refused = r.Reason
+						if needs, ok := faults.LackedPart(r.Hit.How); ok {
+							var at struct {
+								Position string `json:"position"`
+							}
+							json.Unmarshal(r.Args, &at)
+							m.Lacked, m.LackedAt = needs, at.Position
+						}
 					}
 				}
 			}

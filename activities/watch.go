@@ -102,6 +102,9 @@ type watcher struct {
 	// how many times in a row that call failed.
 	failing string
 	streak  int
+	// refused and refusedStreak are the same for refused calls (rejected rows).
+	refused       string
+	refusedStreak int
 	// spent is the money of the model calls so far (limits.max_cost_usd).
 	spent float64
 }
@@ -144,11 +147,24 @@ func (w *watcher) see(r record.Row) string {
 	if limit := w.limits.MaxCalls; limit > 0 && w.calls > limit {
 		return fmt.Sprintf("the agent made more than %d tool calls (limits.max_calls)", limit)
 	}
-	if r.Type != record.TypeCall {
+	if r.Type == record.TypeRejected {
+		// A refused call (a browser write denied by the guard, a tool the wall does not
+		// have): the same one again and again is a streak of its own, which a call in
+		// between does not end unless it succeeds.
+		sig := r.Tool + "\x00" + canonicalJSON(r.Args)
+		if sig == w.refused {
+			w.refusedStreak++
+		} else {
+			w.refused, w.refusedStreak = sig, 1
+		}
+		if n := w.limits.RepeatedFailures; n > 0 && w.refusedStreak >= n {
+			return fmt.Sprintf("the agent made the same refused call to %s %d times in a row (limits.repeated_failures): %s", r.Tool, w.refusedStreak, r.Reason)
+		}
 		return ""
 	}
 	if !r.IsError {
 		w.failing, w.streak = "", 0
+		w.refused, w.refusedStreak = "", 0
 		return ""
 	}
 	sig := r.Tool + "\x00" + canonicalJSON(r.Args)

@@ -129,6 +129,9 @@ func TestWatcherRules(t *testing.T) {
 		return record.Row{Type: record.TypeCall, Tool: tool, Args: json.RawMessage(args), IsError: isErr}
 	}
 	rejected := record.Row{Type: record.TypeRejected, Tool: "nope"}
+	denied := func(args string) record.Row {
+		return record.Row{Type: record.TypeRejected, Tool: "browser", Transport: "cdp", Args: json.RawMessage(args), Reason: "denied write: POST to a URL not in browser.allow_writes"}
+	}
 	tests := []struct {
 		name    string
 		limits  spec.Limits
@@ -143,6 +146,11 @@ func TestWatcherRules(t *testing.T) {
 		{"other arguments break the streak", spec.Limits{RepeatedFailures: 2}, []record.Row{call("a", `{"x":1}`, true), call("a", `{"x":2}`, true), call("a", `{"x":2}`, true)}, 2},
 		{"another tool breaks the streak", spec.Limits{RepeatedFailures: 2}, []record.Row{call("a", `{}`, true), call("b", `{}`, true), call("a", `{}`, true)}, -1},
 		{"a rejected call does not break it", spec.Limits{RepeatedFailures: 2}, []record.Row{call("a", `{}`, true), rejected, call("a", `{}`, true)}, 2},
+		// The browser guard's denied clicks are rejected rows: the same one again and
+		// again is a streak.
+		{"repeated denied writes", spec.Limits{RepeatedFailures: 3}, []record.Row{denied(`{"url":"/save"}`), call("a", `{}`, true), denied(`{"url":"/save"}`), denied(`{"url":"/save"}`)}, 3},
+		{"a success breaks a denied streak", spec.Limits{RepeatedFailures: 2}, []record.Row{denied(`{}`), call("a", `{}`, false), denied(`{}`)}, -1},
+		{"another denial breaks a denied streak", spec.Limits{RepeatedFailures: 2}, []record.Row{denied(`{"url":"/a"}`), denied(`{"url":"/b"}`)}, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func browserConditions(s *spec.Spec) []Condition {
 // describeBrowser fills in What and SuccessPossible of a browser condition and says what
 // the page receives.
 func describeBrowser(c *Condition) Info {
-	w := nth(max(c.At, 1)) + " write the page sends to an intercepted URL"
+	w := Nth(max(c.At, 1)) + " write the page sends to an intercepted URL"
 	switch c.Family {
 	case "phantom_success":
 		c.SuccessPossible = true
@@ -50,7 +50,7 @@ func describeBrowser(c *Condition) Info {
 		return Info{Hits: w, Receives: "503 " + TextUnavailable, World: "unchanged by the failed write; a retry goes through"}
 	case "session_drop":
 		c.SuccessPossible = false
-		from := nth(dropFrom(*c)) + " write the page sends to an intercepted URL"
+		from := Nth(dropFrom(*c)) + " write the page sends to an intercepted URL"
 		c.What = "every request to an intercepted URL from the " + from + " on: 401, the session is gone"
 		return Info{Hits: "every request to an intercepted URL from the " + from + " on", Receives: "401 " + TextSessionEnded, World: "keeps what was written before the drop, nothing after"}
 	}

@@ -21,7 +21,7 @@ func (contextSwitch) Variants(_ *spec.Spec, t spec.Tool) []string { return write
 
 func (contextSwitch) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = false
-	hits := fmt.Sprintf("every write from %s call to %s on", nth(dropFrom(*c)), c.Tool)
+	hits := fmt.Sprintf("every write from %s call to %s on", Nth(dropFrom(*c)), c.Tool)
 	c.What = hits + ": lands in another account, answered success"
 	return Info{Hits: hits, Receives: "the tool's success reply " + world.SuccessText(t), World: "the write is stored under " + world.OtherAccountPrefix + "<key>, not where asked"}
 }

@@ -428,8 +428,8 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// nth says "the first", "the 2nd" call.
-func nth(n int) string {
+// Nth says "the first", "the 2nd" call.
+func Nth(n int) string {
 	switch n {
 	case 0, 1:
 		return "the first"
@@ -459,7 +459,7 @@ func hitsText(c Condition) string {
 		if c.At <= 1 {
 			return "every call to " + c.Tool
 		}
-		return fmt.Sprintf("every call to %s from %s on", c.Tool, nth(c.At))
+		return fmt.Sprintf("every call to %s from %s on", c.Tool, Nth(c.At))
 	}
-	return fmt.Sprintf("%s call to %s", nth(c.At), c.Tool)
+	return fmt.Sprintf("%s call to %s", Nth(c.At), c.Tool)
 }

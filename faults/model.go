@@ -104,6 +104,67 @@ type ModelFault struct {
 	Name string
 	// What is one line on what the agent receives.
 	What string
+	// Needs is the part of a turn the fault changes: NeedsText, NeedsToolCalls or
+	// NeedsAny. A fault that fires on a turn without it fails the episode (TurnLacks):
+	// it is never a quiet no-op.
+	Needs string
+}
+
+// The parts of a model turn a fault may need (ModelFault.Needs).
+const (
+	NeedsText      = "text"
+	NeedsToolCalls = "tool calls"
+	NeedsAny       = "any"
+)
+
+// TurnLacks is a model fault that fired on a turn without the part it needs: a text
+// fault on a turn of tool calls only, a tool-call fault on a turn of text only.
+type TurnLacks struct {
+	Fault string
+	// Needs is the fault's ModelFault.Needs; Had says what the turn held instead.
+	Needs, Had string
+}
+
+func (e *TurnLacks) Error() string {
+	return fmt.Sprintf("%s: needs a turn with %s, and this turn had %s", e.Fault, e.Needs, e.Had)
+}
+
+// LacksHow is what a record's hit says (Hit.How) of a fault refused by a turn without
+// the part it needs; LackedPart reads it back.
+func LacksHow(needs string) string { return lacksPrefix + needs }
+
+// LackedPart is the part a refused fault needed, from its hit's How (ok false when the
+// refusal was for another reason).
+func LackedPart(how string) (needs string, ok bool) { return strings.CutPrefix(how, lacksPrefix) }
+
+const lacksPrefix = "the turn lacks "
+
+// ModelFaultNeeds is the part of a turn the named model fault needs ("" when unknown).
+func ModelFaultNeeds(name string) string {
+	f, _ := lookupModel(name)
+	return f.Needs
+}
+
+// turnLacks says what a turn holds when it lacks the part needs names ("" when it has it).
+func turnLacks(m ModelMessage, needs string) string {
+	var names []string
+	for _, tc := range m.ToolCalls {
+		names = append(names, tc.Name)
+	}
+	had := "no text and no tool call"
+	switch {
+	case m.Text != "" && len(names) > 0:
+		return ""
+	case m.Text != "":
+		had = "only text, no tool call"
+	case len(names) > 0:
+		had = "only tool calls (" + strings.Join(names, ", ") + "), no text"
+	}
+	switch {
+	case needs == NeedsText && m.Text == "", needs == NeedsToolCalls && len(names) == 0:
+		return had
+	}
+	return ""
 }
 
 type modelFault struct {
@@ -120,28 +181,31 @@ type modelFault struct {
 // where tool calls exist (it sets the content and would leave the calls beside an error
 // text). Here the whole message is replaced, as a real 500, timeout, HTML page or cut-off
 // stream replaces it, and whether a fault fires stays a function of the seed and the
-// position alone, not of what the model happened to answer there.
+// position alone, not of what the model happened to answer there. A fault that changes
+// the text (llm_truncate_single, llm_corrupt_single, compound_max_tokens) needs a turn
+// with text, one that changes a tool call needs a turn with one (Needs): fired on a turn
+// without it, the fault fails the episode, and the trial says which part the turn lacked.
 var modelCatalogue = []modelFault{
-	{ModelFault{"llm_error_single", "the message replaced by an HTTP 500 error text; its tool calls dropped"}, replaceWith(TextModelError, "the 500 error text", 0)},
-	{ModelFault{"llm_timeout_single", "the message replaced by a request-timed-out text; its tool calls dropped"}, replaceWith(TextModelTimeout, "the timeout text", 0)},
-	{ModelFault{"llm_empty_single", "an empty message: no text, no tool call"}, empty},
-	{ModelFault{"llm_truncate_single", "the text cut to its first 30%, finish reason length; its tool calls dropped"}, cutText(3, 10, "30%")},
-	{ModelFault{"llm_corrupt_single", "the text garbled: its UTF-8 bytes decoded as Latin-1"}, latin1},
-	{ModelFault{"llm_schema_single", "the message replaced by a JSON content-policy error; its tool calls dropped"}, replaceWith(TextModelSchema, "a JSON content-policy error", 0)},
-	{ModelFault{"tool_error_single", "the first tool call's arguments replaced by {}"}, setArgs("{}")},
-	{ModelFault{"tool_timeout_single", "the first tool call dropped, with a connection-dropped text"}, dropFirstCall},
-	{ModelFault{"tool_empty_single", "no tool calls at all"}, noToolCalls},
-	{ModelFault{"tool_truncate_single", "every string in the first tool call's arguments cut to its first 30%"}, truncateArgs},
-	{ModelFault{"tool_corrupt_single", "a fifth of the characters of each string in the first tool call's arguments replaced by symbols"}, corruptArgs},
-	{ModelFault{"tool_schema_single", `the first tool call's arguments replaced by {"wrong_param": "unexpected_value"}`}, setArgs(ArgsWrongSchema)},
-	{ModelFault{"compound_api_degradation", "a 3 s delay, then the message replaced by an HTTP 503 text; its tool calls dropped"}, replaceWith(TextServiceUnavailable, "the 503 text", DegradationDelay)},
-	{ModelFault{"compound_content_filter", "no tool calls, a content-filter text, finish reason content_filter"}, contentFilter},
-	{ModelFault{"compound_max_tokens", "the text cut to half, finish reason length; its tool calls dropped"}, cutText(1, 2, "half")},
-	{ModelFault{"compound_proxy_html", "the message replaced by an nginx 502 Bad Gateway HTML page; its tool calls dropped"}, replaceWith(TextProxyHTML, "an nginx 502 HTML page", 0)},
-	{ModelFault{"compound_stale_data", "the first tool call's argument values replaced by stale ones"}, staleData},
-	{ModelFault{"compound_wrong_entity", "the first tool call's identifying argument replaced by another entity of the same kind"}, wrongEntity},
-	{ModelFault{"compound_slow_response", "a 5 s delay, the response otherwise unchanged"}, slowResponse},
-	{ModelFault{NoModelFault, "nothing: the clean run"}, func(*ModelMessage, ModelContext) (Mutation, error) {
+	{ModelFault{"llm_error_single", "the message replaced by an HTTP 500 error text; its tool calls dropped", NeedsAny}, replaceWith(TextModelError, "the 500 error text", 0)},
+	{ModelFault{"llm_timeout_single", "the message replaced by a request-timed-out text; its tool calls dropped", NeedsAny}, replaceWith(TextModelTimeout, "the timeout text", 0)},
+	{ModelFault{"llm_empty_single", "an empty message: no text, no tool call", NeedsAny}, empty},
+	{ModelFault{"llm_truncate_single", "the text cut to its first 30%, finish reason length; its tool calls dropped", NeedsText}, cutText(3, 10, "30%")},
+	{ModelFault{"llm_corrupt_single", "the text garbled: its UTF-8 bytes decoded as Latin-1", NeedsText}, latin1},
+	{ModelFault{"llm_schema_single", "the message replaced by a JSON content-policy error; its tool calls dropped", NeedsAny}, replaceWith(TextModelSchema, "a JSON content-policy error", 0)},
+	{ModelFault{"tool_error_single", "the first tool call's arguments replaced by {}", NeedsToolCalls}, setArgs("{}")},
+	{ModelFault{"tool_timeout_single", "the first tool call dropped, with a connection-dropped text", NeedsToolCalls}, dropFirstCall},
+	{ModelFault{"tool_empty_single", "no tool calls at all", NeedsToolCalls}, noToolCalls},
+	{ModelFault{"tool_truncate_single", "every string in the first tool call's arguments cut to its first 30%", NeedsToolCalls}, truncateArgs},
+	{ModelFault{"tool_corrupt_single", "a fifth of the characters of each string in the first tool call's arguments replaced by symbols", NeedsToolCalls}, corruptArgs},
+	{ModelFault{"tool_schema_single", `the first tool call's arguments replaced by {"wrong_param": "unexpected_value"}`, NeedsToolCalls}, setArgs(ArgsWrongSchema)},
+	{ModelFault{"compound_api_degradation", "a 3 s delay, then the message replaced by an HTTP 503 text; its tool calls dropped", NeedsAny}, replaceWith(TextServiceUnavailable, "the 503 text", DegradationDelay)},
+	{ModelFault{"compound_content_filter", "no tool calls, a content-filter text, finish reason content_filter", NeedsAny}, contentFilter},
+	{ModelFault{"compound_max_tokens", "the text cut to half, finish reason length; its tool calls dropped", NeedsText}, cutText(1, 2, "half")},
+	{ModelFault{"compound_proxy_html", "the message replaced by an nginx 502 Bad Gateway HTML page; its tool calls dropped", NeedsAny}, replaceWith(TextProxyHTML, "an nginx 502 HTML page", 0)},
+	{ModelFault{"compound_stale_data", "the first tool call's argument values replaced by stale ones", NeedsToolCalls}, staleData},
+	{ModelFault{"compound_wrong_entity", "the first tool call's identifying argument replaced by another entity of the same kind", NeedsToolCalls}, wrongEntity},
+	{ModelFault{"compound_slow_response", "a 5 s delay, the response otherwise unchanged", NeedsAny}, slowResponse},
+	{ModelFault{NoModelFault, "nothing: the clean run", NeedsAny}, func(*ModelMessage, ModelContext) (Mutation, error) {
 		return Mutation{What: "nothing"}, nil
 	}},
 }
@@ -192,6 +256,9 @@ func ApplyModelFault(name string, m *ModelMessage, mc ModelContext) (Mutation, e
 	}
 	if m == nil {
 		return Mutation{}, fmt.Errorf("%s: no response to mutate", name)
+	}
+	if had := turnLacks(*m, f.Needs); had != "" {
+		return Mutation{}, &TurnLacks{Fault: name, Needs: f.Needs, Had: had}
 	}
 	c := m.clone()
 	mut, err := f.apply(&c, mc)

@@ -30,7 +30,7 @@ func (staleRead) Variants(s *spec.Spec, t spec.Tool) []string {
 }
 
 func staleHits(c Condition) string {
-	return fmt.Sprintf("%s call to %s after the first write", nth(c.At), c.Tool)
+	return fmt.Sprintf("%s call to %s after the first write", Nth(c.At), c.Tool)
 }
 
 func (staleRead) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {

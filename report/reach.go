@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,8 +130,12 @@ func Warnings(results []run.TrialResult) []string {
 	// Agents that crashed, or met an infrastructure failure, are not scored either: said
 	// here with the first trial's reason, so the summary's "see the warnings above" has
 	// something above.
+	out = append(out, turnLacked(results)...)
 	infra, infraFirst := 0, ""
 	for _, r := range results {
+		if r.Model != nil && r.Model.Lacked != "" {
+			continue // the fault failed the episode, not the agent: turnLacked
+		}
 		if r.Unreached == "" && r.Verdict == NoVerdict && strings.HasPrefix(r.VerdictWhy, "infrastructure failure: ") {
 			if infra == 0 {
 				infraFirst = strings.TrimPrefix(r.VerdictWhy, "infrastructure failure: ")
@@ -201,4 +206,72 @@ func Unscorable(results []run.TrialResult) bool {
 		}
 	}
 	return len(results) > 0
+}
+
+// turnLacked counts, apart from agents that failed, the trials whose model fault fired on
+// a turn without the part it needs (a text fault on a turn of tool calls only): the
+// episode failed there by the fault's rule, and model.steps at the positions whose turns
+// had that part (as the run's unfaulted turns show) would aim the fault where it applies.
+func turnLacked(results []run.TrialResult) []string {
+	type lack struct {
+		fault, needs string
+		n            int
+		at           []string
+	}
+	var order []string
+	byKey := map[string]*lack{}
+	has := map[string][]string{} // part -> positions whose turns had it
+	for _, r := range results {
+		m := r.Model
+		if m == nil {
+			continue
+		}
+		for _, p := range m.TextAt {
+			if !slices.Contains(has["text"], p) {
+				has["text"] = append(has["text"], p)
+			}
+		}
+		for _, p := range m.ToolCallsAt {
+			if !slices.Contains(has["tool calls"], p) {
+				has["tool calls"] = append(has["tool calls"], p)
+			}
+		}
+		if m.Lacked == "" {
+			continue
+		}
+		k := m.Fault + "|" + m.Lacked
+		l, ok := byKey[k]
+		if !ok {
+			l = &lack{fault: m.Fault, needs: m.Lacked}
+			byKey[k] = l
+			order = append(order, k)
+		}
+		l.n++
+		if m.LackedAt != "" && !slices.Contains(l.at, m.LackedAt) {
+			l.at = append(l.at, m.LackedAt)
+		}
+	}
+	var out []string
+	for _, k := range order {
+		l := byKey[k]
+		aim := fmt.Sprintf("set model.steps to positions whose turns have %s (each llm row of a trial's record.jsonl shows what its turn held; a run with model.fault: none shows them all)", l.needs)
+		if ps := has[l.needs]; len(ps) > 0 {
+			sortPositions(ps)
+			aim = fmt.Sprintf("model.steps: [%s] aims it at the turns that had %s in this run", strings.Join(ps, ", "), l.needs)
+		}
+		sortPositions(l.at)
+		out = append(out, fmt.Sprintf("%d of %d trials not scored because model fault %s needs a turn with %s and fired on turns without (at %s): the fault failed the episode, not the agent; %s",
+			l.n, len(results), l.fault, l.needs, strings.Join(l.at, ", "), aim))
+	}
+	return out
+}
+
+// sortPositions orders positions call-2 before call-10.
+func sortPositions(ps []string) {
+	slices.SortFunc(ps, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	})
 }

@@ -486,6 +486,14 @@ type ModelResult struct {
 	// model call reaching the proxy. It proves the fault can never be armed in this run
 	// (the agent is not pointed at {llm_url}), so the run stops.
 	NeverCalled bool `json:"never_called,omitempty"`
+	// Lacked is the part of a turn the fault needed and the turn at LackedAt did not have
+	// (faults.ModelFault.Needs): the fault failed the episode there, not the agent.
+	Lacked   string `json:"lacked,omitempty"`
+	LackedAt string `json:"lacked_at,omitempty"`
+	// TextAt and ToolCallsAt are the positions whose turns, as the model answered them
+	// (no fault), had text and had tool calls: where a fault that needs one would apply.
+	TextAt      []string `json:"text_at,omitempty"`
+	ToolCallsAt []string `json:"tool_calls_at,omitempty"`
 }
 
 // Summary counts a run's trials by verdict and outcome.

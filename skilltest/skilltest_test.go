@@ -129,6 +129,10 @@ servers:
 	if want := plan.Families(); !slices.Equal(s.Faults, want) {
 		t.Errorf("faults %v, want %v", s.Faults, want)
 	}
+	// The families generate more than the plan: only: keeps what was planned.
+	if want := plan.IDs(); !slices.Equal(s.Only, want) || len(want) < 2 {
+		t.Errorf("only %v, want the plan's %v", s.Only, want)
+	}
 	probes := s.AllProbes()
 	if len(probes) != 1 || probes[0].Kind != "command" || probes[0].Command != "./check.sh" || !probes[0].Overrules {
 		t.Errorf("probes %+v, want the overruling check", probes)

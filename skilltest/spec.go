@@ -142,6 +142,18 @@ func Spec(inferred string, o SpecOptions) (string, error) {
 		// No condition beyond clean: a family list would generate some; an empty one means all.
 		drop(top, "faults")
 	}
+	if len(o.Plan.Conditions) > 0 {
+		// The families above generate each on every tool that takes it; only: keeps the
+		// planned conditions, so that chaos run of this file runs what was planned.
+		if err := set(top, "only", o.Plan.IDs()); err != nil {
+			return "", err
+		}
+		if n := keyOf(top, "only"); n != nil {
+			n.HeadComment = "The conditions chaos skill test planned (chaos run SPEC --only ... runs others)."
+		}
+	} else {
+		drop(top, "only")
+	}
 	if err := set(top, "replicates", max(o.Repeat, 1)); err != nil {
 		return "", err
 	}
@@ -180,6 +192,16 @@ func Spec(inferred string, o SpecOptions) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// keyOf is the key node of key in a mapping, or nil.
+func keyOf(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i]
+		}
+	}
+	return nil
 }
 
 // get is the value under key in a mapping, or nil.

@@ -213,7 +213,7 @@ func (d *decoder) faultSet(n *yaml.Node, key string) string {
 
 var nativeKeys = []string{
 	"name", "task", "tasks", "checks", "state_checks", "agent", "tools", "initial_state",
-	"faults", "fault_set", "conditions", "replicates", "seed", "axes", "limits", "claim", "workspace",
+	"faults", "fault_set", "conditions", "only", "replicates", "seed", "axes", "limits", "claim", "workspace",
 	"model", "outcomes", "servers", "probes", "scripts", "units", "browser", "operator",
 }
 
@@ -285,6 +285,9 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Faults = d.families(f["faults"], known)
 	s.FaultSet = d.faultSet(f["fault_set"], "fault_set")
 	s.Conditions = d.conditions(f["conditions"], known)
+	for _, n := range d.textNodes(f["only"], "only", true) {
+		s.Only = append(s.Only, n.Value)
+	}
 	if n := f["replicates"]; n != nil {
 		if v, ok := d.whole(n, "replicates"); ok {
 			if msg := ReplicatesProblem("replicates", v); msg != "" {

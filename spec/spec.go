@@ -52,6 +52,9 @@ type Spec struct {
 	FaultSet string `json:"fault_set,omitempty"`
 	// Conditions are conditions written by hand (Ajantik's `faults:` list), besides the generated ones.
 	Conditions []ConditionSpec `json:"conditions,omitempty"`
+	// Only are the condition ids a run plans (empty: every condition), as `chaos run
+	// --only` takes them; --only overrides it. chaos skill test writes its plan here.
+	Only []string `json:"only,omitempty"`
 
 	Replicates int       `json:"replicates"`
 	Seed       int64     `json:"seed"`

@@ -158,13 +158,20 @@ func printToolHints(w io.Writer, s *spec.Spec) {
 // printModelArm says what the spec's model table injects in every trial, beside each
 // condition (see docs/model.md).
 func printModelArm(opts *FaultsOptions, s *spec.Spec) {
+	if line := modelArmLine(s); line != "" {
+		fmt.Fprintf(opts.IO.Out, "\n%s\n", line)
+	}
+}
+
+// modelArmLine is the line on the spec's model fault ("" without a model upstream), with
+// the part of a turn the fault needs (chaos faults and chaos run --dry-run).
+func modelArmLine(s *spec.Spec) string {
 	if s.Model.Upstream == "" {
-		return
+		return ""
 	}
 	m := s.Model
 	if !m.Armed() {
-		fmt.Fprintf(opts.IO.Out, "\nModel: the proxy at {llm_url} forwards to %s with no fault (a clean run)\n", m.Upstream)
-		return
+		return fmt.Sprintf("Model: the proxy at {llm_url} forwards to %s with no fault (a clean run)", m.Upstream)
 	}
 	where := "every position"
 	if len(m.Steps) > 0 {
@@ -173,11 +180,19 @@ func printModelArm(opts *FaultsOptions, s *spec.Spec) {
 	what := ""
 	for _, f := range faults.ModelFaults() {
 		if f.Name == m.FaultName() {
-			what = f.What
+			what = f.What + "; " + needsPhrase(f.Needs)
 		}
 	}
-	fmt.Fprintf(opts.IO.Out, "\nModel: in every trial, %s at rate %g at %s (%s), through the proxy at {llm_url} in front of %s\n",
+	return fmt.Sprintf("Model: in every trial, %s at rate %g at %s (%s), through the proxy at {llm_url} in front of %s",
 		m.FaultName(), m.RateOrDefault(), where, what, m.Upstream)
+}
+
+// needsPhrase says which turns a model fault applies to (faults.ModelFault.Needs).
+func needsPhrase(needs string) string {
+	if needs == faults.NeedsAny {
+		return "applies to any turn"
+	}
+	return "needs a turn with " + needs + ": fired on a turn without, it fails the episode"
 }
 
 // modelFaultsRun prints the model fault catalogue: one line each, or JSON.
@@ -188,20 +203,23 @@ func modelFaultsRun(opts *FaultsOptions) error {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		type view struct {
-			Name string `json:"name"`
-			What string `json:"what"`
+			Name  string `json:"name"`
+			What  string `json:"what"`
+			Needs string `json:"needs"`
 		}
 		views := make([]view, len(cat))
 		for i, f := range cat {
-			views[i] = view{f.Name, f.What}
+			views[i] = view{f.Name, f.What, f.Needs}
 		}
 		return enc.Encode(views)
 	}
 	fmt.Fprintf(opts.IO.Out, "%d model faults (model.fault in a spec; each mutates one response at the eligible positions)\n\n", len(cat))
 	tw := tabwriter.NewWriter(opts.IO.Out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT\tWHAT THE AGENT RECEIVES")
+	fmt.Fprintln(tw, "FAULT\tNEEDS A TURN WITH\tWHAT THE AGENT RECEIVES")
 	for _, f := range cat {
-		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.What)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Needs, f.What)
 	}
-	return tw.Flush()
+	tw.Flush()
+	fmt.Fprintln(opts.IO.Out, "\nA fault that needs text or tool calls and fires on a turn without them fails the episode (the trial is not scored, and says so); model.steps aims it at the turns that have them.")
+	return nil
 }

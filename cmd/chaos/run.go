@@ -182,6 +182,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutFree(opts.Out); err != nil {
+		return err
+	}
 	fmt.Fprintln(opts.IO.Out, plan.Summary())
 	if line := branchLine(s, plan); line != "" {
 		fmt.Fprintln(opts.IO.Out, line)
@@ -200,6 +203,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.DryRun {
 		if opts.NoDiscover && len(s.Servers) > 0 {
 			fmt.Fprintf(opts.IO.Out, "servers not started (--no-discover): the faults on their tools are planned when the run starts them\n")
+		}
+		if line := modelArmLine(s); line != "" {
+			fmt.Fprintln(opts.IO.Out, line)
 		}
 		for _, c := range commands {
 			fmt.Fprintln(opts.IO.Out, c)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,7 +58,23 @@ func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, erro
 			lines = append(lines, "  "+v)
 		}
 	}
+	if w := containerChaos(s, template, bin); w != "" {
+		fmt.Fprintln(opts.IO.ErrOut, w)
+	}
 	return lines, nil
+}
+
+// containerChaos is the warning for an agent in a container whose command uses {chaos}
+// when the binary mounted there (bin, this chaos) is linked dynamically: an image without
+// the host's libraries cannot start it ("sh: /chaos/chaos: not found"). "" otherwise.
+func containerChaos(s *spec.Spec, template, bin string) string {
+	if !s.Agent.IsDocker() || !strings.Contains(template, "{chaos}") {
+		return ""
+	}
+	if err := activities.StaticBinary(bin); err != nil {
+		return fmt.Sprintf("warning: {chaos} in the agent's container is %s, which is linked dynamically: an image without the host's C library cannot start it (sh: /chaos/chaos: not found); build chaos with CGO_ENABLED=0 go build ./cmd/chaos (docs/deploy.md)", bin)
+	}
+	return ""
 }
 
 // planPairedRun loads the spec and plans the run, with the seeds of the run --pair-with
@@ -114,11 +131,15 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 		return nil, nil, nil, badInput(err)
 	}
 	ids := make([]string, 0, len(conds))
-	if len(opts.Only) > 0 {
-		for _, want := range opts.Only {
+	only, onlyFrom := opts.Only, "--only"
+	if len(only) == 0 {
+		only, onlyFrom = s.Only, opts.Spec+": only:" // the spec's own restriction (chaos skill test writes it)
+	}
+	if len(only) > 0 {
+		for _, want := range only {
 			c, ok := faults.Find(conds, want)
 			if !ok {
-				return nil, nil, nil, badInput(fmt.Errorf("--only %q: no such condition in %s (conditions: %s)", want, s.Name, strings.Join(faults.IDs(conds), ", ")))
+				return nil, nil, nil, badInput(fmt.Errorf("%s %q: no such condition in %s (conditions: %s)", onlyFrom, want, s.Name, strings.Join(faults.IDs(conds), ", ")))
 			}
 			ids = append(ids, c.ID)
 		}
@@ -160,4 +181,24 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	}
 	p.Branch = opts.Branch
 	return s, data, p, nil
+}
+
+// checkOutFree refuses --out into a folder that holds another run (its manifest.json
+// names a run id): the new run would rewrite its manifest and verdicts and leave its
+// trial folders beside the new ones.
+func checkOutFree(out string) error {
+	if out == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.RunID == "" {
+		return badInput(fmt.Errorf("--out %s holds a manifest.json that is not a run's: give --out a new or empty folder", out))
+	}
+	return badInput(fmt.Errorf("--out %s holds run %s (its manifest.json): give --out a new folder, or remove that one first", out, m.RunID))
 }

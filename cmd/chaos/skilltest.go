@@ -106,6 +106,15 @@ func skillTestRun(ctx context.Context, opts *SkillTestOptions) error {
 	case opts.Timeout <= 0:
 		return badInput(fmt.Errorf("--timeout must be above 0, got %s", opts.Timeout))
 	}
+	if opts.Check != "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		if opts.Check, err = resolveCheck(opts.Check, wd); err != nil {
+			return badInput(err)
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -217,4 +226,24 @@ func confirmSkillTest(opts *SkillTestOptions) error {
 		return badInput(errors.New("nothing was started: the plan was not confirmed"))
 	}
 	return nil
+}
+
+// resolveCheck makes --check's program, when it is a relative path (./check.sh,
+// scripts/check.py), the file it names in wd, the folder chaos was run in: the check runs
+// in each trial's sandbox, where the path would name nothing and every trial would fail
+// after it had spent its money. A path that names no file is refused now.
+func resolveCheck(check, wd string) (string, error) {
+	trimmed := strings.TrimLeft(check, " \t")
+	prog, rest, _ := strings.Cut(trimmed, " ")
+	if !strings.Contains(prog, "/") || filepath.IsAbs(prog) || strings.ContainsAny(prog, "'\"$`\\") {
+		return check, nil
+	}
+	abs := filepath.Join(wd, prog)
+	if st, err := os.Stat(abs); err != nil || st.IsDir() {
+		return "", fmt.Errorf("--check %s: %s is no file (a relative path is read from the folder chaos runs in, %s); give the check's path from there, or an absolute one", check, prog, wd)
+	}
+	if rest == "" {
+		return spec.ShellQuote(abs), nil
+	}
+	return spec.ShellQuote(abs) + " " + rest, nil
 }

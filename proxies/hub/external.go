@@ -16,11 +16,13 @@ func (h *Hub) Record(row record.Row) error {
 		h.mu.Unlock()
 		return ErrClosed
 	}
-	if row.Type == record.TypeCall {
+	// A refused request (a browser write the guard denied) counts as a call, as
+	// limits.max_calls counts it (activities/watch.go).
+	if row.Type == record.TypeCall || row.Type == record.TypeRejected {
 		h.total++
-		if row.Hit != nil && row.Hit.Fired {
-			h.fired++
-		}
+	}
+	if row.Type == record.TypeCall && row.Hit != nil && row.Hit.Fired {
+		h.fired++
 	}
 	h.mu.Unlock()
 	if _, err := h.rec.Write(row); err != nil && !errors.Is(err, record.ErrClosed) {

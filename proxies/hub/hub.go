@@ -37,6 +37,9 @@ type Config struct {
 	// Source is what stands behind the wall (nil: the spec's simulated world). The hub
 	// closes it when it closes, if it is an io.Closer.
 	Source ToolSource
+	// Prior are calls made before this hub that its fault's positions continue from
+	// (chaos run --branch: the clean trial's calls before the branch point).
+	Prior []Prior
 }
 
 // Hub is the per-trial server: it answers tool calls from any transport, applies the
@@ -49,13 +52,11 @@ type Hub struct {
 	rec     *record.Writer
 	schemas map[string]*jsonschema.Resolved
 
-	mu         sync.Mutex
-	calls      map[string]int // calls per tool
-	sinceWrite map[string]int // calls per tool since the first write
-	target     int            // calls to the condition's tool
-	wrote      bool
-	total      int
-	fired      int
+	mu sync.Mutex
+	// count gives each call its position (positions.go).
+	count counter
+	total int
+	fired int
 	// reach counts what came to the wall besides tool calls (report.Reach reads it).
 	reach  Reach
 	closed bool
@@ -100,14 +101,14 @@ func NewHub(cfg Config) (*Hub, error) {
 	h := &Hub{
 		spec: cfg.Spec, cond: cfg.Condition, seed: cfg.Seed,
 		world: src, rec: rec,
-		schemas:    map[string]*jsonschema.Resolved{},
-		calls:      map[string]int{},
-		sinceWrite: map[string]int{},
-		subs:       map[int]chan record.Row{},
+		schemas: map[string]*jsonschema.Resolved{},
+		count:   newCounter(),
+		subs:    map[int]chan record.Row{},
 	}
 	if h.cond.ID == "" {
 		h.cond = faults.Condition{ID: faults.CleanID, SuccessPossible: true}
 	}
+	h.count.replay(cfg.Spec, &h.cond, cfg.Seed, cfg.Prior)
 	for _, t := range cfg.Spec.Tools {
 		r, err := resolveSchema(t)
 		if err != nil && t.Server != "" {
@@ -240,17 +241,7 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 		return world.Reply{}, ErrClosed
 	}
 	h.total++
-	h.calls[name]++
-	if h.wrote {
-		h.sinceWrite[name]++
-	}
-	if h.cond.Tool == "" && !h.cond.Clean() && bindsTo(h.spec, h.cond, t) {
-		h.cond.Tool = name // a fault on the first call of a kind (chaos proxy)
-	}
-	if name == h.cond.Tool {
-		h.target++
-	}
-	pos := faults.Position{Tool: name, Write: t.Effect == spec.EffectWrite, Call: h.calls[name], Target: h.target, SinceWrite: h.sinceWrite[name]}
+	pos := h.count.next(h.spec, &h.cond, t)
 	row := record.Row{Type: record.TypeCall, Transport: transport, Tool: name, Args: compact(rawArgs)}
 
 	var reply world.Reply
@@ -279,9 +270,7 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 			row.Hit = &record.Hit{Fired: false, Performed: true}
 		}
 	}
-	if t.Effect == spec.EffectWrite && !reply.IsError {
-		h.wrote = true
-	}
+	h.count.answered(t, reply.IsError)
 	row.Reply, row.IsError, row.Status = reply.Text, reply.IsError, reply.Status
 	if reply.Structured != "" {
 		row.Structured = json.RawMessage(reply.Structured)

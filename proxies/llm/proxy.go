@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -336,6 +337,11 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 	before := msg
 	before.ToolCalls = append([]faults.ToolCall(nil), msg.ToolCalls...)
 	mut, err := faults.ApplyModelFault(p.fault, &msg, p.contextFor(c))
+	var lacks *faults.TurnLacks
+	if errors.As(err, &lacks) {
+		p.refuseHow(w, c, fmt.Sprintf("%s fired at %s, which needs a turn with %s; this turn had %s", lacks.Fault, c.position, lacks.Needs, lacks.Had), faults.LacksHow(lacks.Needs))
+		return
+	}
 	if err != nil {
 		p.refuse(w, c, err.Error())
 		return
@@ -378,12 +384,18 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 // the record (the trial fails with it) and a header that tells the OpenAI and
 // Anthropic SDKs not to retry.
 func (p *ModelProxy) refuse(w http.ResponseWriter, c *modelCall, reason string) {
+	p.refuseHow(w, c, reason, "")
+}
+
+// refuseHow is refuse with the hit's How (faults.LacksHow for a turn without the part the
+// fault needs).
+func (p *ModelProxy) refuseHow(w http.ResponseWriter, c *modelCall, reason, how string) {
 	reason = "model fault could not apply: " + reason
 	p.mu.Lock()
 	p.stats.Failed++
 	p.mu.Unlock()
 	p.write(record.Row{Type: record.TypeError, Transport: TransportLLM, Tool: c.path, Args: c.args(),
-		Hit: &record.Hit{Fired: true, Family: p.fault, Performed: true}, Reason: reason, Status: http.StatusBadGateway})
+		Hit: &record.Hit{Fired: true, Family: p.fault, How: how, Performed: true}, Reason: reason, Status: http.StatusBadGateway})
 	w.Header().Set("X-Should-Retry", "false")
 	writeModelError(w, http.StatusBadGateway, "chaos: "+reason)
 }
@@ -609,6 +621,11 @@ func summarizeMessage(m faults.ModelMessage) string {
 		parts = append(parts, "finish "+m.FinishReason)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// TurnParts says which parts a turn had, from its row's Reply (summarizeMessage's line).
+func TurnParts(reply string) (text, toolCalls bool) {
+	return strings.HasPrefix(reply, `text "`), strings.HasPrefix(reply, "call ") || strings.Contains(reply, "; call ")
 }
 
 func clipText(s string, n int) string {

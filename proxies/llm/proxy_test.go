@@ -508,7 +508,7 @@ func TestLLMRecord(t *testing.T) {
 	want := []string{
 		`call llm /v1/chat/completions {"position":"call-1","attempt":1} fired=false family= how="" | call read_email {} |  | 200`,
 		`call llm /v1/messages {"position":"choose_tool","attempt":2} fired=true family=tool_error_single how="replaced the arguments of update_ticket with {}" | call update_ticket {} |  | 200`,
-		`error llm /v1/responses {"position":"summarize","attempt":2} fired=true family=tool_error_single how="" |  | model fault could not apply: tool_error_single: the response has no tool call to break | 502`,
+		`error llm /v1/responses {"position":"summarize","attempt":2} fired=true family=tool_error_single how="the turn lacks tool calls" |  | model fault could not apply: tool_error_single fired at summarize, which needs a turn with tool calls; this turn had only text, no tool call | 502`,
 		`call llm /v1/chat/completions {"position":"call-4","attempt":1} fired=false family= how="" | call update_ticket {"field":"team","value":"payments"} |  | 200`,
 	}
 	if !reflect.DeepEqual(rows, want) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,20 +15,28 @@ import (
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
-const phantom = "phantom_success@book_shipment"
+// phantom loses R-102's booking (the 2nd): the branched trial starts at it, and its
+// position counts on from the clean trial's booking of R-101.
+const phantom = "phantom_success@book_shipment#2"
 
 // runBranch runs the portal with the agent on clean and phantom success, with --branch
 // when branch is set, and returns chaos run's stdout, the results and records by
 // condition.
 func runBranch(t testing.TB, dir string, env []string, agent string, branch bool) (string, map[string]run.TrialResult, map[string]*record.Log) {
 	t.Helper()
-	flags := []string{"--only", "clean," + phantom}
+	return runBranchOf(t, dir, env, agent, phantom, branch)
+}
+
+// runBranchOf is runBranch with the fault condition phantom replaced by fault.
+func runBranchOf(t testing.TB, dir string, env []string, agent, fault string, branch bool) (string, map[string]run.TrialResult, map[string]*record.Log) {
+	t.Helper()
+	flags := []string{"--only", "clean," + fault}
 	if branch {
 		flags = append(flags, "--branch")
 	}
 	stdout, byCond, logs := chaosRun(t, env, 1, byCondition, filepath.Join(dir, "portal.yaml"), append(flags, "--", agent)...)
 	if len(byCond) != 2 {
-		t.Fatalf("ran %d trials, want clean and %s", len(byCond), phantom)
+		t.Fatalf("ran %d trials, want clean and %s", len(byCond), fault)
 	}
 	return stdout, byCond, logs
 }
@@ -121,7 +130,7 @@ func TestPortalBranch(t *testing.T) {
 		t.Errorf("without --branch: branch %q, R-101 booked %d times, initial state %v; want the trial whole",
 			r.Branch, bookings(logs[phantom], "R-101"), logs[phantom].Start.InitialState)
 	}
-	checkUnits(t, r, report.SilentWrong, report.Correct)
+	checkUnits(t, r, report.Correct, report.SilentWrong)
 	t.Logf("trial time without --branch: clean %v, %s %v", rs["clean"].Duration, phantom, r.Duration)
 }
 
@@ -191,18 +200,135 @@ echo "STATUS: ok"
 	if err := os.WriteFile(filepath.Join(dir, "agents", "many.sh"), []byte(agent), 0o755); err != nil {
 		b.Fatal(err)
 	}
+	const lastLost = "phantom_success@book_shipment#6" // R-106's booking, where the fault trial starts
 	var whole, branched time.Duration
 	for b.Loop() {
-		_, rs, _ := runBranch(b, dir, env, "sh agents/many.sh {task}", false)
-		whole += rs[phantom].Duration
-		_, rs, logs := runBranch(b, dir, env, "sh agents/many.sh {task}", true)
-		if rs[phantom].Branch == "" || strings.HasPrefix(rs[phantom].Branch, "none") || bookings(logs[phantom], "R-101") != 0 {
-			b.Fatalf("the fault trial did not branch: %q", rs[phantom].Branch)
+		_, rs, _ := runBranchOf(b, dir, env, "sh agents/many.sh {task}", lastLost, false)
+		whole += rs[lastLost].Duration
+		_, rs, logs := runBranchOf(b, dir, env, "sh agents/many.sh {task}", lastLost, true)
+		if rs[lastLost].Branch == "" || strings.HasPrefix(rs[lastLost].Branch, "none") || bookings(logs[lastLost], "R-101") != 0 {
+			b.Fatalf("the fault trial did not branch: %q", rs[lastLost].Branch)
 		}
-		branched += rs[phantom].Duration
+		branched += rs[lastLost].Duration
 	}
 	n := float64(b.N)
 	b.ReportMetric(whole.Seconds()/n, "s/whole-fault-trial")
 	b.ReportMetric(branched.Seconds()/n, "s/branched-fault-trial")
 	b.ReportMetric(whole.Seconds()/branched.Seconds(), "x-faster")
+}
+
+// sameVerdicts checks that a --branch run and the same run whole gave every trial the
+// same verdict, unit by unit, and returns the branched run's trials that started from
+// their clean trial.
+func sameVerdicts(t *testing.T, name string, whole, branched map[string]run.TrialResult) []string {
+	t.Helper()
+	if len(whole) != len(branched) {
+		t.Errorf("%s: %d trials whole, %d branched", name, len(whole), len(branched))
+	}
+	var from []string
+	for c, w := range whole {
+		b, ok := branched[c]
+		if !ok {
+			t.Errorf("%s %s: no such trial in the branched run", name, c)
+			continue
+		}
+		if strings.HasPrefix(b.Branch, "from ") {
+			from = append(from, c)
+		}
+		if b.Verdict != w.Verdict {
+			t.Errorf("%s %s: %s branched (%s; branch %s), %s whole (%s)", name, c, b.Verdict, b.VerdictWhy, b.Branch, w.Verdict, w.VerdictWhy)
+			continue
+		}
+		for i := range w.Units {
+			if i >= len(b.Units) || b.Units[i].Unit != w.Units[i].Unit || b.Units[i].Verdict != w.Units[i].Verdict {
+				t.Errorf("%s %s: units %+v branched, %+v whole", name, c, b.Units, w.Units)
+				break
+			}
+		}
+	}
+	slices.Sort(from)
+	return from
+}
+
+// TestPortalBranchSameVerdicts: chaos run --branch gives the verdicts the same run gives
+// whole, trial by trial (verdicts.json), on the portal example with every condition it
+// plans, for the blind and the verifying agent. A branched trial's fault positions
+// continue from the clean trial's calls before the branch point: session_drop and
+// context_switch (from the 2nd call to book_shipment) fire on R-102's booking, as they
+// do whole; a fault on the first booking would fire before the branch point, so its
+// trial runs whole and says why.
+func TestPortalBranchSameVerdicts(t *testing.T) {
+	dir, _, env := portal(t)
+	path := filepath.Join(dir, "portal.yaml")
+	for _, agent := range []string{"sh agents/blind.sh {task}", "sh agents/verifying.sh"} {
+		_, whole, _ := chaosRun(t, env, 1, byCondition, path, "--", agent)
+		_, branched, _ := chaosRun(t, env, 1, byCondition, path, "--branch", "--", agent)
+		from := sameVerdicts(t, agent, whole, branched)
+		for _, c := range []string{"session_drop@book_shipment", "context_switch@book_shipment"} {
+			if !slices.Contains(from, c) {
+				t.Errorf("%s %s: branch %q, want it started from the clean trial", agent, c, branched[c].Branch)
+			}
+			if v := whole[c].Verdict; v == report.NotTriggered || v == report.Correct {
+				t.Errorf("%s %s whole: %s, want the fault to count", agent, c, v)
+			}
+		}
+		why := "phantom_success@book_shipment fires at the first call to book_shipment, before the branch point"
+		if b := branched["phantom_success@book_shipment"].Branch; !strings.Contains(b, why) {
+			t.Errorf("%s phantom_success@book_shipment: branch %q, want it whole because %s", agent, b, why)
+		}
+		t.Logf("%s: branched %v", agent, from)
+	}
+}
+
+// TestBranchLaterWrites: on the portal grown to three orders, faults on the 2nd and the
+// 3rd booking give the same verdicts branched and whole: the 3rd booking is R-103's,
+// where the branched trial starts, and its fault fires there; the 2nd is before the
+// branch point, and that trial runs whole.
+func TestBranchLaterWrites(t *testing.T) {
+	dir, _, env := portal(t)
+	orders := []string{"R-101", "R-102", "R-103"}
+	path := filepath.Join(dir, "portal.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(raw), "units: [R-101, R-102]", "units: [R-101, R-102, R-103]", 1)
+	s = strings.Replace(s, "  - key: shipment/R-102\n    equals: DHL\n", "  - key: shipment/R-102\n    equals: DHL\n  - key: shipment/R-103\n    equals: DHL\n", 1)
+	s += `conditions:
+  - {id: lost-2nd, family: phantom_success, tool: book_shipment, at: 2}
+  - {id: lost-3rd, family: phantom_success, tool: book_shipment, at: 3}
+  - {id: failed-3rd, family: phantom_failure, tool: book_shipment, at: 3}
+  - {id: moved-3rd, family: context_switch, tool: book_shipment, at: 3}
+`
+	if s == string(raw) || !strings.Contains(s, "R-103\n    equals") {
+		t.Fatal("portal.yaml no longer has the lines this test grows")
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := `skip=$(printf '%s\n' "$1" | sed -n 's/^Already done, do not redo: //p' | tr ',' ' ')
+for o in ` + strings.Join(orders, " ") + `; do
+	case " $skip " in *" $o "*) continue ;; esac
+	python3 scripts/book_shipment.py "$o" --carrier DHL >/dev/null 2>&1 || python3 scripts/book_shipment.py "$o" --carrier DHL >/dev/null 2>&1
+	echo "$o: VERIFIED"
+done
+echo "STATUS: ok"
+`
+	if err := os.WriteFile(filepath.Join(dir, "agents", "three.sh"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, whole, _ := chaosRun(t, env, 1, byCondition, path, "--", "sh agents/three.sh {task}")
+	_, branched, _ := chaosRun(t, env, 1, byCondition, path, "--branch", "--", "sh agents/three.sh {task}")
+	from := slices.DeleteFunc(sameVerdicts(t, "three orders", whole, branched), func(c string) bool {
+		return strings.HasSuffix(c, "@get_shipment") // the agent never reads: not_triggered both ways
+	})
+	if want := []string{"failed-3rd", "lost-3rd", "moved-3rd"}; !slices.Equal(from, want) {
+		t.Errorf("branched trials %v, want %v (lost-2nd runs whole)", from, want)
+	}
+	want := map[string]string{"clean": report.Correct, "lost-2nd": report.SilentWrong, "lost-3rd": report.SilentWrong, "failed-3rd": report.SilentWrong, "moved-3rd": report.SilentWrong}
+	for c, v := range want {
+		if whole[c].Verdict != v {
+			t.Errorf("%s whole: %s (%s), want %s", c, whole[c].Verdict, whole[c].VerdictWhy, v)
+		}
+	}
 }
