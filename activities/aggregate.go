@@ -52,6 +52,8 @@ type Manifest struct {
 	// state the judge's measured agreement for them.
 	Profile  string `json:"profile,omitempty"`
 	Language string `json:"language,omitempty"`
+	// Gates are the bars the run was asked to clear (chaos run --gate).
+	Gates []report.Gate `json:"gates,omitempty"`
 }
 
 // ModelManifest is the model chaos of a run: what the spec asked and what was armed.
@@ -145,6 +147,11 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		AgentCommand: in.AgentCommand, Cells: in.Plan.Cells, Profile: "generic", Language: "en",
 	}
 	m.Spec.Name, m.Spec.Path = in.Spec.Name, in.Spec.Path
+	for _, text := range in.Gates {
+		if g, err := report.ParseGate(text); err == nil { // checked when the run was planned
+			m.Gates = append(m.Gates, g)
+		}
+	}
 	m.PairedWith = in.Plan.PairedWith
 	s, err := spec.Parse(specName(in.Spec), in.Spec.YAML)
 	if err != nil {
@@ -364,7 +371,34 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 		}
 	}
 	writeCosts(&b, results)
+	writeGates(&b, in, results)
 	return b.Bytes()
+}
+
+// writeGates adds to summary.txt each gate's calls (chaos run --gate).
+func writeGates(b *bytes.Buffer, in run.AggregateInput, results []run.TrialResult) {
+	var gates []report.Gate
+	for _, text := range in.Gates {
+		if g, err := report.ParseGate(text); err == nil {
+			gates = append(gates, g)
+		}
+	}
+	if len(gates) == 0 {
+		return
+	}
+	var declared report.OutcomeNames
+	if s, err := spec.Parse(specName(in.Spec), in.Spec.YAML); err == nil {
+		for _, o := range s.Outcomes.Failures {
+			declared.Failures = append(declared.Failures, o.Name)
+		}
+		for _, o := range s.Outcomes.Successes {
+			declared.Successes = append(declared.Successes, o.Name)
+		}
+	}
+	fmt.Fprintf(b, "\ngates (%.0f%% anytime-valid confidence sequence: a gate fails only when it lies wholly past the bar)\n", 100*report.DefaultConfidence)
+	for _, r := range report.EvaluateGates(gates, results, declared) {
+		fmt.Fprintf(b, "  %s: %s\n", r.Gate.Text, r)
+	}
 }
 
 // writeReport writes report.html and junit.xml from the run folder just written, with

@@ -53,6 +53,8 @@ type Page struct {
 	// Costs are what each cell's model calls cost, then the whole ("run"); none when no
 	// trial had a cost.
 	Costs []CostView `json:"costs,omitempty"`
+	// Gates are the run's gates judged on each cell and condition (one run's page only).
+	Gates []GateResult `json:"gates,omitempty"`
 }
 
 // CostView is one line of the report's cost table.
@@ -141,6 +143,9 @@ func Build(runs []*Run, agreement []Agreement) *Page {
 			p.Costs = append(p.Costs, CostView{Cell: c.Cell, Line: c.CostLine()})
 		}
 		p.Costs = append(p.Costs, CostView{Cell: "all", Line: total.CostLine()})
+	}
+	if len(runs) == 1 {
+		p.Gates = EvaluateGates(runs[0].Manifest.Gates, runs[0].Results, runs[0].Manifest.Outcomes)
 	}
 	p.Title = "chaos report"
 	if len(runs) == 1 {

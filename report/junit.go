@@ -82,6 +82,23 @@ func WriteJUnit(w io.Writer, p *Page) error {
 		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, s)
 	}
+	if len(p.Gates) > 0 {
+		// Each gate on each cell and condition is a test case: failed only where the
+		// evidence says the bar is broken.
+		s := junitSuite{Name: "gates"}
+		for _, g := range p.Gates {
+			tc := junitCase{Name: g.Gate.Text + " " + g.Condition, Classname: "chaos.gates." + g.Cell, SystemOut: g.String()}
+			if g.Call == "fail" {
+				tc.Failure = &junitFailure{Type: "gate", Message: g.String()}
+				s.Failures++
+			}
+			s.Tests++
+			s.Cases = append(s.Cases, tc)
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Suites = append(out.Suites, s)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -36,6 +36,8 @@ type Manifest struct {
 	Language     string   `json:"language,omitempty"`
 	// Outcomes names the outcomes the spec declares, by kind.
 	Outcomes OutcomeNames `json:"outcomes,omitzero"`
+	// Gates are the bars the run was asked to clear (chaos run --gate).
+	Gates []Gate `json:"gates,omitempty"`
 }
 
 // OutcomeNames are the names of a spec's declared outcomes: failures are bad when they

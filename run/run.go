@@ -96,6 +96,8 @@ type ExperimentInput struct {
 	// ExpectedTrialUSD is what a trial is expected to cost before any has finished (an
 	// earlier run's mean; 0: unknown); after, the finished trials' mean is used.
 	ExpectedTrialUSD float64 `json:"expected_trial_usd,omitempty"`
+	// Gates are chaos run --gate's bars, for Aggregate (AggregateInput.Gates).
+	Gates []string `json:"gates,omitempty"`
 }
 
 // Shape is the shape of the workflows this binary runs: what ExperimentWorkflow and
@@ -548,6 +550,9 @@ type AggregateInput struct {
 	// trial without one was not started (after an abort) or left no result.
 	Aborted      string `json:"aborted,omitempty"`
 	AgentCommand string `json:"agent_command,omitempty"`
+	// Gates are chaos run --gate's bars, written into the run folder's manifest, summary,
+	// report and JUnit.
+	Gates []string `json:"gates,omitempty"`
 }
 
 // UnitResult is one unit of a task (a record, a file) judged on its own: the world from

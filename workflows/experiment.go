@@ -262,7 +262,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	var summary Summary
 	err := workflow.ExecuteActivity(actx, a.Aggregate, AggregateInput{
 		RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, Started: in.Started,
-		Aborted: aborted, AgentCommand: in.AgentCommand,
+		Aborted: aborted, AgentCommand: in.AgentCommand, Gates: in.Gates,
 	}).Get(actx, &summary)
 	if err != nil {
 		return ExperimentResult{}, err

@@ -276,7 +276,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in := run.ExperimentInput{
 		RunID: runID, Spec: run.SpecRef{Name: s.Name, Path: specPath, YAML: data, Profile: opts.Profile}, Plan: *plan,
 		OutDir: out, AgentCommand: spec.JoinCommand(opts.AgentCommand), Started: now.UTC(),
-		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial, Shape: run.Shape,
+		BudgetUSD: opts.BudgetUSD, ExpectedTrialUSD: perTrial, Shape: run.Shape, Gates: opts.Gates,
 		HistoryLimit: cmp.Or(opts.HistoryLimit, run.HistoryLimitFor(plan.Concurrency)), AgentTimeout: time.Duration(s.Agent.Timeout), HeartbeatTimeout: opts.HeartbeatTimeout,
 	}
 	memo := map[string]any{run.MemoSpec: s.Name}

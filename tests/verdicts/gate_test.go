@@ -2,6 +2,7 @@ package verdicts_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -38,6 +39,23 @@ func TestGate(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "1 gate(s) failed: silent_wrong<=5% on agent=blind phantom_success@update_ticket") {
 		t.Errorf("the error does not name the gate and the cell: %q", stderr)
+	}
+	// The run folder says it too: summary.txt, junit.xml (a failed test case of the suite
+	// "gates") and report.html.
+	for file, wants := range map[string][]string{
+		"summary.txt": {"\ngates (80% anytime-valid confidence sequence", "  silent_wrong<=5%: agent=blind phantom_success@update_ticket: silent_wrong 3/3, 80% confidence sequence [", "]: fail\n"},
+		"junit.xml":   {`<testsuite name="gates"`, `<failure message="agent=blind phantom_success@update_ticket: silent_wrong 3/3`, `type="gate"`},
+		"report.html": {`"gates":[{"gate":{"gate":"silent_wrong\u003c=5%"`, `"call":"fail"`},
+	} {
+		b, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", file, want)
+			}
+		}
 	}
 
 	_, stderr, code = chaos(t, append(args, "--dry-run", "--gate", "silent_wrng<=5%")...)
