@@ -25,12 +25,14 @@ func TestFaultsModel(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	cat := faults.ModelFaults()
-	if len(lines) != len(cat)+3 || lines[0] != "20 model faults (model.fault in a spec; each mutates one response at the eligible positions)" ||
-		!strings.HasPrefix(lines[2], "FAULT ") {
+	// A title, a blank line, the header, a line per fault, a blank line and the note on
+	// which part of a turn a fault needs.
+	if len(lines) != len(cat)+5 || lines[0] != "20 model faults (model.fault in a spec; each mutates one response at the eligible positions)" ||
+		!strings.HasPrefix(lines[2], "FAULT ") || !strings.Contains(lines[len(lines)-1], "fails the episode") {
 		t.Fatalf("chaos faults --model printed:\n%s", out.String())
 	}
 	for i, f := range cat {
-		if fields := strings.Fields(lines[i+3]); fields[0] != f.Name || strings.Join(fields[1:], " ") != f.What {
+		if fields := strings.Fields(lines[i+3]); fields[0] != f.Name || !strings.HasSuffix(lines[i+3], "  "+f.What) {
 			t.Errorf("line %d: %q, want %s and %q", i+4, lines[i+3], f.Name, f.What)
 		}
 	}
