@@ -18,18 +18,18 @@ var (
 	isoDate   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
 
-// anomalyInfo is what one variant does and whether the task can still end right.
+// anomalyInfo is what one variant does (whether the task can still end right is its
+// success rule: possible.go).
 type anomalyInfo struct {
-	what     string
-	possible bool
+	what string
 }
 
 var anomalies = map[string]anomalyInfo{
-	"cancelled_record": {"a cancelled copy of a record is added to the list; the result must not change", true},
-	"duplicate_record": {"one record arrives twice; it must be counted once", true},
-	"mixed_units":      {"one record's unit is changed; it must not be added in without a word", false},
-	"missing_field":    {"a field is missing or empty; it must not be guessed", true},
-	"stale_date":       {"the data is three days old; it must not be presented as current", true},
+	"cancelled_record": {"a cancelled copy of a record is added to the list; the result must not change"},
+	"duplicate_record": {"one record arrives twice; it must be counted once"},
+	"mixed_units":      {"one record's unit is changed; it must not be added in without a word"},
+	"missing_field":    {"a field is missing or empty; it must not be guessed"},
+	"stale_date":       {"the data is three days old; it must not be presented as current"},
 }
 
 // damage is an anomaly derived from one reply: the damaged text, and for missing_field

@@ -19,8 +19,8 @@ func (contextSwitch) Eligible() string { return "tools that write" }
 
 func (contextSwitch) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
 
-func (contextSwitch) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
-	c.SuccessPossible = false
+func (contextSwitch) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	hits := fmt.Sprintf("every write from %s call to %s on", Nth(dropFrom(*c)), c.Tool)
 	c.What = hits + ": lands in another account, answered success"
 	return Info{Hits: hits, Receives: "the tool's success reply " + world.SuccessText(t), World: "the write is stored under " + world.OtherAccountPrefix + "<key>, not where asked"}

@@ -35,19 +35,8 @@ func (dataAnomaly) Variants(_ *spec.Spec, t spec.Tool) []string {
 
 func (dataAnomaly) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
-	info, known := anomalies[c.Variant]
-	c.SuccessPossible = !known || info.possible
-	if (c.Variant == "missing_field" || c.Variant == "stale_date") && c.Reply == "" {
-		// Success is lost only when the task needs the value taken out or aged: a state
-		// check expects it, or the task asks about it (stale_date: the task names the date
-		// or asks when). Blanking a currency when the task stores the amount, or aging the
-		// date of an email whose content alone decides the task, leaves the task as doable
-		// as before, and an agent that does it right is correct (as in Ajantik).
-		if d, ok := anomalyOf(world.SuccessText(t), c.Variant); ok &&
-			(needed(s, d.was) || (c.Variant == "stale_date" && taskAsksDate(s, d.field))) {
-			c.SuccessPossible = false
-		}
-	}
+	info := anomalies[c.Variant]
+	c.SuccessPossible = successPossible(s, t, c)
 	if c.Reply != "" {
 		c.What = hitsText(*c) + ": answered with the reply the spec gives"
 		return Info{Hits: hitsText(*c), Receives: c.Reply, World: "unchanged (the tool does not write)"}

@@ -15,8 +15,8 @@ func (emptySuccess) Eligible() string { return "tools that write" }
 
 func (emptySuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
 
-func (emptySuccess) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (emptySuccess) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": stored empty, answered success"
 	return Info{Hits: hitsText(*c), Receives: "the tool's success reply " + world.SuccessText(t), World: "the key is stored with an empty value"}
 }

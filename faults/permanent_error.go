@@ -15,10 +15,10 @@ func (permanentError) Eligible() string { return "every tool" }
 
 func (permanentError) Variants(*spec.Spec, spec.Tool) []string { return []string{""} }
 
-func (permanentError) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
+func (permanentError) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
 	// A broken read-back only blocks verification; a broken source or write blocks the task.
-	c.SuccessPossible = t.Effect == spec.EffectRead
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": 503 every time"
 	return Info{Hits: hitsText(*c), Receives: "an error every time: " + message(*c, TextUnavailable), World: "never changed by this tool"}
 }

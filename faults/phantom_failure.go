@@ -15,8 +15,8 @@ func (phantomFailure) Eligible() string { return "tools that write" }
 
 func (phantomFailure) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
 
-func (phantomFailure) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (phantomFailure) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": stored, answered as failed (a retry writes again)"
 	return Info{Hits: hitsText(*c), Receives: "an error: " + message(*c, TextWriteFailed), World: "changes as asked"}
 }

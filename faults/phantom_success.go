@@ -15,8 +15,8 @@ func (phantomSuccess) Eligible() string { return "tools that write" }
 
 func (phantomSuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
 
-func (phantomSuccess) Describe(_ *spec.Spec, t spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (phantomSuccess) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": answered success, nothing stored"
 	receives := "the tool's success reply " + world.SuccessText(t)
 	if t.Server != "" {

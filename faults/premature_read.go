@@ -16,8 +16,8 @@ func (prematureRead) Eligible() string { return "tools that do not write" }
 
 func (prematureRead) Variants(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) }
 
-func (prematureRead) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (prematureRead) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": right shape, every field empty"
 	return Info{Hits: hitsText(*c), Receives: "the real reply with every value emptied (\"\", 0, false, [])", World: "unchanged (the tool does not write)"}
 }

@@ -20,8 +20,8 @@ func (sessionDrop) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOn
 
 func dropFrom(c Condition) int { return max(c.At, 2) }
 
-func (sessionDrop) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = false
+func (sessionDrop) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	hits := fmt.Sprintf("every call to any tool from %s call to %s on", Nth(dropFrom(*c)), c.Tool)
 	c.What = hits + ": 401, the session is gone"
 	return Info{Hits: hits, Receives: "an error: " + message(*c, TextSessionEnded), World: "keeps what was written before the drop, nothing after"}

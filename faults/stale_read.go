@@ -33,8 +33,8 @@ func staleHits(c Condition) string {
 	return fmt.Sprintf("%s call to %s after the first write", Nth(c.At), c.Tool)
 }
 
-func (staleRead) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (staleRead) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = staleHits(*c) + ": answered from before the last write"
 	return Info{Hits: staleHits(*c), Receives: "the value as it was before the last write", World: "unchanged (the tool does not write)"}
 }

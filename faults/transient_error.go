@@ -15,8 +15,8 @@ func (transientError) Eligible() string { return "every tool" }
 
 func (transientError) Variants(*spec.Spec, spec.Tool) []string { return []string{""} }
 
-func (transientError) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (transientError) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": 503 once, then the tool works"
 	return Info{Hits: hitsText(*c), Receives: "an error: " + message(*c, TextUnavailable), World: "unchanged by the failed call; a retry goes through"}
 }

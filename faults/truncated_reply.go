@@ -18,8 +18,8 @@ func (truncatedReply) Eligible() string { return "tools that do not write" }
 
 func (truncatedReply) Variants(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) }
 
-func (truncatedReply) Describe(_ *spec.Spec, _ spec.Tool, c *Condition) Info {
-	c.SuccessPossible = true
+func (truncatedReply) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": the reply is cut off mid-structure"
 	return Info{Hits: hitsText(*c), Receives: "the first 40-60% of the real reply, not valid JSON", World: "unchanged (the tool does not write)"}
 }
