@@ -78,6 +78,23 @@ func Dial(ctx context.Context) (*Client, error) {
 	return &Client{api: c}, nil
 }
 
+// CheckImage says, before a run starts, why its agents could not start here: no engine
+// answers, or the image is not on it (nothing is pulled). nil when both are fine.
+func CheckImage(ctx context.Context, image string) error {
+	c, err := Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.api.ImageInspect(ctx, image); err != nil {
+		if errdefs.IsNotFound(err) {
+			return fmt.Errorf("agent.image %s is not on this Docker engine, and chaos pulls nothing: docker load or docker build it first (docs/deploy.md#agent-containers)", image)
+		}
+		return fmt.Errorf("agent.image %s: %w", image, err)
+	}
+	return nil
+}
+
 // Close closes the connection.
 func (c *Client) Close() error { return c.api.Close() }
 

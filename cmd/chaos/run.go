@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/container"
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -199,6 +200,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if paired != "" {
 		fmt.Fprintln(opts.IO.Out, paired)
+	}
+	if s.Agent.IsDocker() && opts.Temporal.Address == "" {
+		// This machine's worker starts the agents' containers: an engine that does not
+		// answer, or an image it lacks, would fail every trial after it started.
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := container.CheckImage(dctx, s.Agent.Container.Image)
+		cancel()
+		if err != nil {
+			return badInput(fmt.Errorf("%s: agent.runtime docker: %w", opts.Spec, err))
+		}
 	}
 	if opts.DryRun {
 		if opts.NoDiscover && len(s.Servers) > 0 {
