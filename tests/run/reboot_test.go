@@ -28,7 +28,7 @@ import (
 // killed run's hubs are removed by the resume.
 func TestHostReboot(t *testing.T) {
 	env, envDir := testkit.EnvDir(t)
-	workRoot := filepath.Join(envDir, "tmp", "chaos-work") // the worker's, under its TMPDIR
+	workRoot := filepath.Join(envDir, "tmp", "chaos-work-"+strconv.Itoa(os.Getuid())) // the worker's, under its TMPDIR
 	data, tmp := t.TempDir(), t.TempDir()
 	out := filepath.Join(tmp, "out")
 	conds := []string{"clean", "phantom_success@update_ticket", "transient_error@read_email", "permanent_error@update_ticket"}
@@ -36,8 +36,11 @@ func TestHostReboot(t *testing.T) {
 	conds = conds[:max(2, 4/len(cells))]
 	ids := trialIDs(cells, conds)
 
-	// The agent takes long enough for the kill to fall while some run and one is done.
-	agent := `sleep 3; exec ` + blindAgent()
+	// The agent takes long enough for the kill to fall while some run and one is done, as
+	// the server sees it: a batch reports its finished trials at most every 5 s, so a
+	// trial must outlast a report for the progress line to show one done while the next
+	// pair still runs.
+	agent := `sleep 12; exec ` + blindAgent()
 	cmd := exec.Command(chaosBin, "run", exampleSpec, "--data-dir", data, "--out", out,
 		"--reps", "1", "--concurrency", "2", "--only", strings.Join(conds, ","), "--", agent)
 	cmd.Env = env
