@@ -185,8 +185,10 @@ func (a *agent) do(ctx context.Context, st Step, source bool) (string, bool) {
 }
 
 // confirm reads a write back, rewriting it up to twice when it did not stick. A read that
-// fails through all its tries ends the confirming: nothing can be confirmed, and writing
-// again blind would only spend calls (a dropped session fails every call that follows).
+// fails may mean the write never happened (a file that is not there): the write is tried
+// again; when that fails through all its tries too, the confirming ends, since nothing
+// can be confirmed and more calls would only be spent (a dropped session fails every
+// call that follows).
 func (a *agent) confirm(ctx context.Context, w, r Step, valueField string) bool {
 	if r.Tool == "" {
 		return false
@@ -194,7 +196,13 @@ func (a *agent) confirm(ctx context.Context, w, r Step, valueField string) bool 
 	for i := 0; i < 3; i++ {
 		text, ok := a.do(ctx, r, false)
 		if !ok {
-			return false
+			if i == 2 {
+				return false
+			}
+			if _, wrote := a.do(ctx, w, false); !wrote {
+				return false
+			}
+			continue
 		}
 		if r.Path != "" {
 			if readBack(text, r) {
