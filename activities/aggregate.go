@@ -165,13 +165,7 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	m.Model = modelManifest(s, results)
 	if s != nil {
 		m.Spec.Identity = s.Identity()
-		for _, o := range s.Outcomes.All() {
-			if o.Failure {
-				m.Outcomes.Failures = append(m.Outcomes.Failures, o.Name)
-			} else {
-				m.Outcomes.Successes = append(m.Outcomes.Successes, o.Name)
-			}
-		}
+		m.Outcomes = report.OutcomeNamesOf(s.Outcomes)
 		if m.Spec.Name == "" {
 			m.Spec.Name = s.Name
 		}
@@ -225,7 +219,7 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 			return sum, err
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results)); err != nil {
+	if err := writeFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results, m)); err != nil {
 		return sum, err
 	}
 	if err := a.writeReport(in.OutDir); err != nil {
@@ -306,7 +300,7 @@ var outcomes = []string{run.OutcomeCompleted, run.OutcomeAborted, run.OutcomeTim
 // summaryTable is one row per condition, in plan order:
 //
 //	condition  trials  world ok  completed  aborted  timed_out  failed  <verdicts...>
-func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
+func summaryTable(in run.AggregateInput, results []run.TrialResult, m Manifest) []byte {
 	conds := slices.Clone(in.Plan.Conditions)
 	var verdicts []string
 	unjudged := false
@@ -371,29 +365,14 @@ func summaryTable(in run.AggregateInput, results []run.TrialResult) []byte {
 		}
 	}
 	writeCosts(&b, results)
-	writeGates(&b, in, results)
+	writeGates(&b, m.Gates, m.Outcomes, results)
 	return b.Bytes()
 }
 
 // writeGates adds to summary.txt each gate's calls (chaos run --gate).
-func writeGates(b *bytes.Buffer, in run.AggregateInput, results []run.TrialResult) {
-	var gates []report.Gate
-	for _, text := range in.Gates {
-		if g, err := report.ParseGate(text); err == nil {
-			gates = append(gates, g)
-		}
-	}
+func writeGates(b *bytes.Buffer, gates []report.Gate, declared report.OutcomeNames, results []run.TrialResult) {
 	if len(gates) == 0 {
 		return
-	}
-	var declared report.OutcomeNames
-	if s, err := spec.Parse(specName(in.Spec), in.Spec.YAML); err == nil {
-		for _, o := range s.Outcomes.Failures {
-			declared.Failures = append(declared.Failures, o.Name)
-		}
-		for _, o := range s.Outcomes.Successes {
-			declared.Successes = append(declared.Successes, o.Name)
-		}
 	}
 	fmt.Fprintf(b, "\ngates (%.0f%% anytime-valid confidence sequence: a gate fails only when it lies wholly past the bar)\n", 100*report.DefaultConfidence)
 	for _, r := range report.EvaluateGates(gates, results, declared) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/spec"
 )
 
 // Run is a run folder read back: what was asked and every trial's result.
@@ -45,6 +46,18 @@ type Manifest struct {
 type OutcomeNames struct {
 	Failures  []string `json:"failures,omitempty"`
 	Successes []string `json:"successes,omitempty"`
+}
+
+// OutcomeNamesOf are the names of the outcomes a spec declares.
+func OutcomeNamesOf(o spec.Outcomes) OutcomeNames {
+	var n OutcomeNames
+	for _, x := range o.Failures {
+		n.Failures = append(n.Failures, x.Name)
+	}
+	for _, x := range o.Successes {
+		n.Successes = append(n.Successes, x.Name)
+	}
+	return n
 }
 
 // LoadRun reads manifest.json and verdicts.json from a run folder.

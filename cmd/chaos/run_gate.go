@@ -17,14 +17,7 @@ const ExitGate = 5
 // parseGates reads --gate values against the spec's outcomes and checks --gate-regression's
 // run folder, before anything runs.
 func parseGates(texts []string, regression string, s *spec.Spec) ([]report.Gate, error) {
-	declared := report.OutcomeNames{}
-	for _, o := range s.Outcomes.Failures {
-		declared.Failures = append(declared.Failures, o.Name)
-	}
-	for _, o := range s.Outcomes.Successes {
-		declared.Successes = append(declared.Successes, o.Name)
-	}
-	known := report.GateOutcomes(declared)
+	known := report.GateOutcomes(report.OutcomeNamesOf(s.Outcomes))
 	var gates []report.Gate
 	for _, t := range texts {
 		g, err := report.ParseGate(t)
