@@ -5,8 +5,6 @@ package hostile_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,12 +17,6 @@ import (
 	"github.com/crashwall/chaos/store/pgtest"
 	"github.com/crashwall/chaos/tests/testkit"
 )
-
-func randomHex(prefix string) string {
-	b := make([]byte, 10)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
 
 // echoServer is an MCP server over stdio (newline-delimited JSON-RPC, in sh) whose one
 // tool answers with the token its environment holds: a server that repeats its
@@ -73,14 +65,14 @@ func TestHostileSecretsEchoed(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	secrets := map[string]string{
-		"CHAOS_T_AGENT":    randomHex("agent-"),
-		"CHAOS_T_PASSWORD": "pw<&>" + randomHex("-"), // JSON and HTML escape it
-		"CHAOS_T_SERVER":   randomHex("server-"),
-		"CHAOS_T_HEADER":   randomHex("header-"),
-		"OPENAI_API_KEY":   randomHex("sk-env-"),
-		"CHAOS_T_MODELKEY": randomHex("sk-proxy-"),
+		"CHAOS_T_AGENT":    testkit.RandomSecret("agent-"),
+		"CHAOS_T_PASSWORD": "pw<&>" + testkit.RandomSecret("-"), // JSON and HTML escape it
+		"CHAOS_T_SERVER":   testkit.RandomSecret("server-"),
+		"CHAOS_T_HEADER":   testkit.RandomSecret("header-"),
+		"OPENAI_API_KEY":   testkit.RandomSecret("sk-env-"),
+		"CHAOS_T_MODELKEY": testkit.RandomSecret("sk-proxy-"),
 	}
-	plain := randomHex("plain-")
+	plain := testkit.RandomSecret("plain-")
 	// The servers and the model chaos reaches are the test's: their files are outside.
 	outside := t.TempDir()
 	inner := filepath.Join(outside, "inner.yaml")

@@ -33,27 +33,6 @@ func waitingAgent(t *testing.T, name string) (agent, release string) {
 	return "exec " + spec.ShellQuote(script) + " " + spec.ShellQuote(release), release
 }
 
-// named counts the live processes (zombies left out) whose name is name.
-func named(name string) int {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != name {
-			continue
-		}
-		if alive(mustAtoi(e.Name())) {
-			n++
-		}
-	}
-	return n
-}
-
-func mustAtoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
 // statusField is a field of /proc/PID/status ("Threads", "VmRSS"), as its first number.
 func statusField(pid int, field string) int {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
@@ -138,7 +117,7 @@ func TestRunAsWide(t *testing.T) {
 			"--only", "clean", "--reps", strconv.Itoa(trials), "--concurrency", strconv.Itoa(wide), "--", agent)
 		most := 0
 		testkit.WaitFor(t, runTimeout, fmt.Sprintf("%d agents running at once", wide), func() bool {
-			most = max(most, named(name))
+			most = max(most, testkit.CountProcesses(name))
 			if code, done := p.Exited(); done {
 				t.Fatalf("chaos run ended (exit %d) with at most %d agents at once, want %d\nstdout:\n%s\nstderr:\n%s", code, most, wide, p.Stdout, p.Stderr)
 			}
@@ -151,7 +130,7 @@ func TestRunAsWide(t *testing.T) {
 			t.Errorf("%d agents at once, more than the %d asked", most, wide)
 		}
 		// None beyond the 32 starts while they run: the ones waiting wait.
-		if n := named(name); n > wide {
+		if n := testkit.CountProcesses(name); n > wide {
 			t.Errorf("%d agents at once, more than the %d asked", n, wide)
 		}
 		testkit.WriteFile(t, release, "")
@@ -220,7 +199,7 @@ func TestRunAsWide(t *testing.T) {
 			if code, done := p.Exited(); done {
 				t.Fatalf("chaos run ended (exit %d)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 			}
-			return named(name) >= 4
+			return testkit.CountProcesses(name) >= 4
 		})
 		testkit.WriteFile(t, release, "")
 		if code := p.Wait(t, runTimeout); code != 4 {

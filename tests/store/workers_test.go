@@ -63,7 +63,7 @@ func TestTwoWorkersShareARun(t *testing.T) {
 		if code, done := p.Exited(); done {
 			t.Fatalf("chaos run ended (exit %d)\nstdout:\n%s\nstderr:\n%s", code, p.Stdout, p.Stderr)
 		}
-		return countNamed(name) >= 4 && onA() >= 2
+		return testkit.CountProcesses(name) >= 4 && onA() >= 2
 	})
 	killedTrials := agentsOf(t, out, "A")
 	workers["A"].Kill()
@@ -124,25 +124,4 @@ func workerOf(t *testing.T, out, id string) string {
 	b, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stdout"))
 	first, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimPrefix(first, "worker=")
-}
-
-// countNamed counts the live processes whose name (/proc/PID/comm) is name.
-func countNamed(name string) int {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != name {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue
-		}
-		n++
-	}
-	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -240,4 +241,26 @@ func StartServer(t testing.TB, bin string, env []string, dataDir string, uiPort 
 		s.UI = m[1]
 	}
 	return s
+}
+
+// CountProcesses counts the live processes (zombies left out) whose name (/proc/PID/comm)
+// is name.
+func CountProcesses(name string) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != name {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		n++
+	}
+	return n
 }

@@ -11,6 +11,8 @@
 package testkit
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -135,4 +137,11 @@ func DialTemporal(t testing.TB, addr string) client.Client {
 		t.Fatalf("connect to %s: %v", addr, err)
 	}
 	return c
+}
+
+// RandomSecret is prefix followed by 24 random hex digits: a value no file holds by chance.
+func RandomSecret(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
 }

@@ -2,8 +2,6 @@ package upstream_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -19,13 +17,8 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/testkit"
 )
-
-func randomSecret(prefix string) string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
 
 // headerFront is a reverse proxy in front of a server-everything that counts the
 // requests carrying "Authorization: Bearer <header>", the header a spec gives as a
@@ -188,7 +181,7 @@ func noSecrets(t *testing.T, dir string, outputs map[string]string, secrets ...s
 // wrote, the process list during the run and all output for the two values.
 func TestSecretsStayOut(t *testing.T) {
 	t.Parallel()
-	header, token := randomSecret("hdr-"), randomSecret("tok-")
+	header, token := testkit.RandomSecret("hdr-"), testkit.RandomSecret("tok-")
 	// A front for server-everything that notes whether the header arrived expanded.
 	front := startHeaderFront(t, startEverything(t), header)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/testkit"
 )
 
 // server-everything speaks only the older HTTP+SSE transport when started with "sse":
@@ -29,7 +30,7 @@ import (
 // wrote, in any output or in the process list while chaos faults and chaos run go on.
 func TestSSEServerChaosRun(t *testing.T) {
 	t.Parallel()
-	header, key := randomSecret("sse-hdr-"), randomSecret("sse-key-")
+	header, key := testkit.RandomSecret("sse-hdr-"), testkit.RandomSecret("sse-key-")
 	front := startHeaderFront(t, startEverythingSSE(t), header)
 
 	env, tmp := testEnv(t, "SSE_TEST_HEADER="+header, "SSE_TEST_KEY="+key)
