@@ -191,9 +191,9 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 	httpSock := ContainerHubDir + "/" + httpSocket
 	k, err := cli.Start(ctx, container.Config{
 		Image: c.Image, User: user, CPUs: c.CPUs, Memory: c.Memory, Pids: c.Pids,
-		Mounts: mounts, WorkDir: sandbox, Env: agentEnv(base, specEnv, in),
+		Mounts: mounts, Env: agentEnv(base, specEnv, in),
 		Cmd: []string{ContainerRelay, "serve", "--tcp", strings.TrimPrefix(ContainerWallURL, "http://") + "=" + httpSock,
-			"--watch", httpSock, "--", "sh", "-c", in.Hub.Command},
+			"--watch", httpSock, "--", "sh", "-c", inSandbox(sandbox, in.Hub.Command)},
 		Labels: map[string]string{
 			container.LabelManaged: "1",
 			container.LabelRun:     in.Trial.RunID,
@@ -213,6 +213,15 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 		close(d.ended)
 	}()
 	return d, nil
+}
+
+// inSandbox is the agent's command run from its sandbox. The container's working folder
+// stays its root: the engine makes a working folder, and the folders above it, in the
+// image's root before /tmp's tmpfs is mounted, and the tmpfs then takes the mode of the
+// /tmp it made (root's, 0755), so a sandbox under the worker's /tmp would leave the
+// agent's user a /tmp it cannot write (Claude Code then exits 0 having done nothing).
+func inSandbox(sandbox, command string) string {
+	return "cd -- " + spec.ShellQuote(sandbox) + " || exit 126\n" + command
 }
 
 type dockerAgent struct {

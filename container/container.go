@@ -48,7 +48,9 @@ type Config struct {
 	Memory int64
 	Pids   int64
 	Mounts []Mount
-	// WorkDir is the working directory inside the container (the sandbox's target).
+	// WorkDir is the working directory inside the container ("": its root). Never one
+	// under /tmp: the engine makes it in the image's root before /tmp's tmpfs is mounted,
+	// and the tmpfs takes that /tmp's mode (root's 0755), which the agent cannot write.
 	WorkDir string
 	// Env is the agent's whole environment (KEY=value): nothing of the worker's is added.
 	Env []string
@@ -146,7 +148,7 @@ func (c *Client) Start(ctx context.Context, cfg Config, stdout, stderr io.WriteC
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		AutoRemove:     true, // an agent that ends by itself (its worker dead) leaves nothing
-		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,noexec,size=" + strconv.FormatInt(tmp, 10)},
+		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,noexec,mode=1777,size=" + strconv.FormatInt(tmp, 10)},
 		Resources: container.Resources{
 			PidsLimit: &pids,
 			NanoCPUs:  int64(cfg.CPUs * 1e9),

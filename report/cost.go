@@ -53,12 +53,14 @@ func Costs(results []run.TrialResult) (cells []CellCost, total CellCost) {
 	return cells, total
 }
 
-// CostLine says in a line what a cell or a run cost: money, tokens, and what the money
-// leaves out.
+// CostLine says in a line what a cell or a run cost: chaos's count of the money (the
+// tokens the model proxy saw at list prices), the tokens, what the count leaves out, and
+// apart, labelled as such, the agent's own figure and the one a budget counts when that
+// is not chaos's.
 func (c CellCost) CostLine() string {
 	u := c.Usage
 	s := fmt.Sprintf("%s over %d trial(s), %s a trial; %d model calls, %d tokens in (%d from cache), %d out",
-		cost.Format(c.Spent), c.Trials, cost.Format(c.Spent/float64(max(c.Trials, 1))), u.Calls, u.Input+u.CacheRead+u.CacheWrite, u.CacheRead, u.Output)
+		cost.Format(u.USD), c.Trials, cost.Format(u.USD/float64(max(c.Trials, 1))), u.Calls, u.Input+u.CacheRead+u.CacheWrite, u.CacheRead, u.Output)
 	var gaps []string
 	if u.Unread > 0 {
 		gaps = append(gaps, fmt.Sprintf("%d calls declared no usage", u.Unread))
@@ -75,6 +77,9 @@ func (c CellCost) CostLine() string {
 	s += " (chaos's count at list prices of " + cost.PricesAsOf + " or model.prices)"
 	if c.AgentUSD != nil {
 		s += fmt.Sprintf(". Apart, the agent's own report of its spend: %s", cost.Format(*c.AgentUSD))
+	}
+	if c.Spent != u.USD {
+		s += fmt.Sprintf(". A budget counts %s: the agent's figure where chaos's count is a floor below it", cost.Format(c.Spent))
 	}
 	return s
 }

@@ -22,7 +22,12 @@ var standinLine = regexp.MustCompile(`(?ms)^stand-in model: (http://\S+)$.*^read
 // startStandin runs the stand-in model with the support-ticket script and returns its URL.
 func startStandin(t testing.TB) string {
 	t.Helper()
-	script := filepath.Join(repoRoot, "proxies", "llm", "testdata", "support-ticket.script.yaml")
+	return startStandinScript(t, filepath.Join(repoRoot, "proxies", "llm", "testdata", "support-ticket.script.yaml"))
+}
+
+// startStandinScript starts the stand-in model playing script and returns its URL.
+func startStandinScript(t testing.TB, script string) string {
+	t.Helper()
 	p := testkit.Start(t, chaosBin, nil, "model", "standin", "--script", script, "--listen", "127.0.0.1:0")
 	return p.WaitStdout(t, standinLine, time.Minute)[1]
 }
