@@ -92,7 +92,7 @@ type liveTrial struct {
 	record string // the record's path
 	// rows is the hub's event stream, subscribed before the hub served any call (see
 	// StartHub); WatchEvents reads it, a retried WatchEvents reads on.
-	rows        <-chan record.Row
+	rows        <-chan *record.Row
 	unsubscribe func()
 	// model is the trial's model proxy at llmURL, nil when the spec has no model.upstream.
 	model  *llm.ModelProxy

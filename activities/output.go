@@ -93,13 +93,18 @@ func captureTo(path string, limit int64) (*capturedStream, error) {
 	return &capturedStream{w: w, r: r, tail: &tailFile{f: f, limit: limit}, done: make(chan struct{})}, nil
 }
 
+// copyBuffer is the size of a stream's copy buffer.
+const copyBuffer = 4 << 10
+
 func (c *capturedStream) start() {
 	go func() {
 		defer close(c.done)
 		// Every secret value known is redacted as the agent writes it (it may echo its
 		// environment, or a browser server its fills): the file never holds one.
 		w := redact.Known.NewWriter(c.tail)
-		_, err := io.Copy(w, c.r)
+		// A small buffer of its own, held while the agent is silent (an os.File's WriteTo
+		// would take 32 KiB a stream): a pipe gives what it has, a few KiB a read.
+		_, err := io.CopyBuffer(w, struct{ io.Reader }{c.r}, make([]byte, copyBuffer))
 		if errors.Is(err, os.ErrClosed) {
 			err = nil // finish gave up on a writer that outlived the agent
 		}

@@ -65,7 +65,7 @@ func (a *Activities) watch(ctx context.Context, in run.WatchInput, beat bool) (r
 			if reason := w.catchUp(r.Seq); reason != "" {
 				return a.abort(ctx, log, in.Trial, reason)
 			}
-			if reason := w.see(r); reason != "" {
+			if reason := w.see(*r); reason != "" {
 				return a.abort(ctx, log, in.Trial, reason)
 			}
 		case <-clock:

@@ -304,43 +304,51 @@ func endedTrials(out string) []string {
 }
 
 // lostAttempts counts the trial attempts lost (worker_lost) and run again on the server at
-// addr: the first steps (set-up or RunTrial) of a trial's second and later attempts in
-// the runs' histories (trials run inline, workflows/trial_inline.go).
+// addr: the RunTrial activities (`<trial>/run/<n>`) of a trial's second and later
+// attempts, in the histories of the runs and of their batches (workflows/batch.go), where
+// the trials are.
 func lostAttempts(b *testing.B, addr string) int {
 	c := testkit.DialTemporal(b, addr)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	n := 0
-	req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='ExperimentWorkflow'"}
-	for {
-		resp, err := c.ListWorkflow(ctx, req)
-		if err != nil {
-			b.Logf("count the lost trial attempts: %v", err)
-			return -1
-		}
-		for _, e := range resp.GetExecutions() {
-			it := c.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					b.Logf("count the lost trial attempts: %v", err)
-					return -1
+	n, batches := 0, 0
+	for _, kind := range []string{"ExperimentWorkflow", "TrialBatchWorkflow"} {
+		req := &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType='" + kind + "'"}
+		for {
+			resp, err := c.ListWorkflow(ctx, req)
+			if err != nil {
+				b.Logf("count the lost trial attempts: %v", err)
+				return -1
+			}
+			for _, e := range resp.GetExecutions() {
+				if kind == "TrialBatchWorkflow" {
+					batches++
 				}
-				// A two-step trial's set-up, or a one-step trial's RunTrial.
-				id := ev.GetActivityTaskScheduledEventAttributes().GetActivityId()
-				for _, step := range []string{"/set-up/", "/run/"} {
-					if _, attempt, ok := strings.Cut(id, step); ok && attempt != "1" {
+				it := c.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+				for it.HasNext() {
+					ev, err := it.Next()
+					if err != nil {
+						b.Logf("count the lost trial attempts: %v", err)
+						return -1
+					}
+					id := ev.GetActivityTaskScheduledEventAttributes().GetActivityId()
+					if _, attempt, ok := strings.Cut(id, "/run/"); ok && attempt != "1" {
 						n++
 					}
 				}
 			}
+			if len(resp.GetNextPageToken()) == 0 {
+				break
+			}
+			req.NextPageToken = resp.GetNextPageToken()
 		}
-		if len(resp.GetNextPageToken()) == 0 {
-			return n
-		}
-		req.NextPageToken = resp.GetNextPageToken()
 	}
+	if batches == 0 {
+		b.Logf("count the lost trial attempts: no batch workflow found, so no trial was looked at")
+		return -1
+	}
+	return n
 }
 
 // loadAverage is the machine's load average over the last 1, 5 and 15 minutes.
