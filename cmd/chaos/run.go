@@ -156,7 +156,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 	}
 	flags.MaxTrials = inFlight
-	c, err := connect(cctx, flags, true, "run-"+runID)
+	dial := opts.Connect
+	if dial == nil {
+		dial = connect
+	}
+	c, err := dial(cctx, flags, true, "run-"+runID)
 	if err != nil {
 		return err
 	}

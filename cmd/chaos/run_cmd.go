@@ -58,11 +58,14 @@ type RunOptions struct {
 	// Now and NewRunID are replaced in tests.
 	Now      func() time.Time
 	NewRunID func(time.Time) string
+	// Connect reaches Temporal, or starts it here, with this process's worker when asked
+	// (nil: connect). Tests replace it to run the command past its plan in-process.
+	Connect func(ctx context.Context, flags TemporalFlags, withWorker bool, logName string) (*conn, error)
 }
 
 // NewCmdRun builds `chaos run SPEC [-- AGENT COMMAND...]`.
 func NewCmdRun(ios *IOStreams, runF func(context.Context, *RunOptions) error) *cobra.Command {
-	opts := &RunOptions{IO: ios, Now: nowFunc, NewRunID: newRunID}
+	opts := &RunOptions{IO: ios, Now: nowFunc, NewRunID: newRunID, Connect: connect}
 	cmd := &cobra.Command{
 		Use:   "run SPEC [flags] [-- AGENT COMMAND...]",
 		Short: "Run an experiment: every condition x replicate as a trial, on Temporal",
