@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -105,7 +107,7 @@ type ModelProxy struct {
 	seed     int64
 	context  faults.ModelContext
 	rec      *record.Writer
-	client   *http.Client
+	rp       *httputil.ReverseProxy
 	sleep    func(ctx context.Context, d time.Duration) error
 	prices   cost.Table
 	maxUSD   float64
@@ -137,12 +139,10 @@ func NewModelProxy(cfg ModelProxyConfig) (*ModelProxy, error) {
 	if rate == 0 {
 		rate = 1
 	}
-	client := http.DefaultClient
-	if cfg.Client != nil {
-		client = cfg.Client
+	transport := http.DefaultTransport
+	if cfg.Client != nil && cfg.Client.Transport != nil {
+		transport = cfg.Client.Transport
 	}
-	c := *client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	sleep := cfg.Sleep
 	if sleep == nil {
 		sleep = sleepContext
@@ -151,10 +151,22 @@ func NewModelProxy(cfg ModelProxyConfig) (*ModelProxy, error) {
 	if prices == nil {
 		prices = cost.Defaults
 	}
-	return &ModelProxy{prices: prices, maxUSD: cfg.MaxUSD,
+	p := &ModelProxy{prices: prices, maxUSD: cfg.MaxUSD,
 		upstream: u, fault: fault, rate: rate, steps: cfg.Steps, seed: cfg.Seed,
-		context: cfg.Context, rec: cfg.Record, client: &c, sleep: sleep,
-	}, nil
+		context: cfg.Context, rec: cfg.Record, sleep: sleep,
+	}
+	// The forwarding is httputil.ReverseProxy's: the upstream's URL joined with the
+	// path and query (SetURL), hop-by-hop headers dropped, redirects passed back, a
+	// streamed answer (an event stream, or one of no length) flushed as it comes. The
+	// proxy's part is the model call's: its row, its money and its fault (respond).
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      transport,
+		ModifyResponse: p.respond,
+		ErrorHandler:   p.failed,
+		ErrorLog:       log.New(io.Discard, "", 0), // what fails is answered and recorded
+	}
+	return p, nil
 }
 
 // Stats returns the counts of model calls, of faulted ones and of failed faults.
@@ -183,10 +195,20 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 func (p *ModelProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := apiFor(r.Method, r.URL.Path)
 	if api == nil {
-		p.pass(w, r)
+		p.rp.ServeHTTP(w, r) // anything else passes as it came
 		return
 	}
 	p.model(w, r, api)
+}
+
+// callKey carries a model call's *modelCall in its request's context, from model to
+// respond and failed.
+type callKey struct{}
+
+// callOf is the model call r carries, nil for a request that is not one.
+func callOf(r *http.Request) *modelCall {
+	c, _ := r.Context().Value(callKey{}).(*modelCall)
+	return c
 }
 
 // modelCall is one model call on its way through the proxy.
@@ -254,112 +276,171 @@ func (p *ModelProxy) model(w http.ResponseWriter, r *http.Request, api modelAPI)
 	p.mu.Unlock()
 	c.fired = !passes && p.fault != faults.NoModelFault && faults.DecideModel(p.seed, p.rate, p.steps, c.position, c.attempt)
 
-	out, err := p.outgoing(r, bytes.NewReader(body))
-	if err != nil {
-		writeModelError(w, http.StatusBadGateway, "chaos model proxy: "+err.Error())
-		return
-	}
-	out.ContentLength = int64(len(body))
-	// Let the transport ask for compression and undo it, so that the proxy reads
-	// the model's JSON whether or not it mutates it.
-	out.Header.Del("Accept-Encoding")
-	resp, err := p.client.Do(out)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the agent went away
+	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	p.rp.ServeHTTP(w, r)
+}
+
+// rewrite makes the upstream request: the upstream's base URL joined with the path and
+// the query as they came, the headers without X-Chaos-* ones. A model call asks for no
+// encoding, so the transport asks for compression and undoes it, and the proxy reads the
+// model's JSON whether or not it mutates it.
+func (p *ModelProxy) rewrite(pr *httputil.ProxyRequest) {
+	learnModelKey(pr.In.Header)
+	pr.SetURL(p.upstream)
+	for k := range pr.Out.Header {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Chaos-") {
+			pr.Out.Header.Del(k)
 		}
+	}
+	if callOf(pr.In) != nil {
+		pr.Out.Header.Del("Accept-Encoding")
+	}
+}
+
+// respond takes the upstream's answer to a model call: the armed fault's, where it
+// fired (fire), else the answer as it comes, recorded once it has passed (through).
+func (p *ModelProxy) respond(resp *http.Response) error {
+	c := callOf(resp.Request)
+	switch {
+	case c == nil:
+		return nil
+	case c.fired:
+		return p.fire(resp, c)
+	}
+	p.through(resp, c)
+	return nil
+}
+
+// failed answers what could not be forwarded: a fault that could not apply (refusal),
+// an upstream that could not be reached, or nothing to an agent that went away.
+func (p *ModelProxy) failed(w http.ResponseWriter, r *http.Request, err error) {
+	c := callOf(r)
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		p.refuseHow(w, c, ref.reason, ref.how)
+	case r.Context().Err() != nil:
+		// the agent went away
+	case c == nil:
+		writeModelError(w, http.StatusBadGateway, "chaos model proxy: upstream unreachable: "+err.Error())
+	default:
 		reason := "model upstream unreachable: " + err.Error()
 		p.write(record.Row{Type: record.TypeError, Transport: TransportLLM, Tool: c.path, Args: c.args(), Reason: reason, Status: http.StatusBadGateway})
 		writeModelError(w, http.StatusBadGateway, "chaos model proxy: "+reason)
-		return
 	}
-	defer resp.Body.Close()
-	if c.fired {
-		p.fire(w, r, c, resp)
-		return
-	}
-	p.through(w, c, resp)
 }
 
-// through streams the upstream's answer to the agent as it comes and records a
-// summary of it.
-func (p *ModelProxy) through(w http.ResponseWriter, c *modelCall, resp *http.Response) {
-	forwardHeader(w.Header(), resp.Header)
-	// Without a length the agent sees the end of the answer only when this handler
-	// returns, after the record's row is written.
-	w.Header().Del("Content-Length")
-	w.WriteHeader(resp.StatusCode)
-	kept := &cappedBuffer{max: maxSummaryBody}
-	err := copyFlushing(w, io.TeeReader(resp.Body, kept), isEventStream(resp.Header) || resp.ContentLength < 0)
-	row := record.Row{Type: record.TypeCall, Transport: TransportLLM, Tool: c.path, Args: c.args(), Status: resp.StatusCode}
-	if p.fault != faults.NoModelFault {
-		row.Hit = &record.Hit{Fired: false, Performed: true}
+// refusal is a fault that fired and could not apply: the agent gets a 502 with reason.
+type refusal struct{ reason, how string }
+
+func (r *refusal) Error() string { return r.reason }
+
+// errAgentGone ends a faulted call whose agent went away during the fault's delay.
+var errAgentGone = errors.New("the agent went away")
+
+// through passes the upstream's answer to the agent as it comes (with no Content-Length,
+// so that the agent sees its end only once the row is written) and records a summary of it
+// when the body is closed, at its end or when the agent went away.
+func (p *ModelProxy) through(resp *http.Response, c *modelCall) {
+	resp.Header.Del("Content-Length") // resp.ContentLength stays: a JSON answer is not flushed write by write
+	body := &recordedBody{ReadCloser: resp.Body, kept: cappedBuffer{max: maxSummaryBody}}
+	body.done = func(b *recordedBody) {
+		row := record.Row{Type: record.TypeCall, Transport: TransportLLM, Tool: c.path, Args: c.args(), Status: resp.StatusCode}
+		if p.fault != faults.NoModelFault {
+			row.Hit = &record.Hit{Fired: false, Performed: true}
+		}
+		switch {
+		case b.err != nil:
+			row.Reply = "(the response was cut off: " + b.err.Error() + ")"
+		case !b.eof:
+			row.Reply = "(the response was cut off: the agent stopped reading)"
+		case b.kept.over:
+			row.Reply = fmt.Sprintf("(a response larger than %d MB, not summarized)", maxSummaryBody>>20)
+		default:
+			row.Reply = summarizeResponse(c.api, resp, b.kept.Bytes())
+			row.Usage = p.spendResponse(c.api, resp, b.kept.Bytes())
+		}
+		p.write(row)
 	}
+	resp.Body = body
+}
+
+// recordedBody is an answer on its way to the agent: what it read is kept (up to a
+// cap), and done is called once, when it is closed.
+type recordedBody struct {
+	io.ReadCloser
+	kept cappedBuffer
+	eof  bool
+	err  error
+	done func(*recordedBody)
+	once sync.Once
+}
+
+func (b *recordedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.kept.Write(p[:n])
 	switch {
+	case err == io.EOF:
+		b.eof = true
 	case err != nil:
-		row.Reply = "(the response was cut off: " + err.Error() + ")"
-	case kept.over:
-		row.Reply = fmt.Sprintf("(a response larger than %d MB, not summarized)", maxSummaryBody>>20)
-	default:
-		row.Reply = summarizeResponse(c.api, resp, kept.Bytes())
-		row.Usage = p.spendResponse(c.api, resp, kept.Bytes())
+		b.err = err
 	}
-	p.write(row)
+	return n, err
 }
 
-// fire reads the whole response, applies the fault and answers with the result.
-func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, resp *http.Response) {
+func (b *recordedBody) Close() error {
+	b.once.Do(func() { b.done(b) })
+	return b.ReadCloser.Close()
+}
+
+// fire reads the whole response, applies the fault and makes the result the answer; a
+// fault that cannot apply is a refusal (failed answers it).
+func (p *ModelProxy) fire(resp *http.Response, c *modelCall) error {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxModelBody+1))
+	resp.Body.Close()
 	if err != nil {
-		p.refuse(w, c, "reading the upstream response: "+err.Error())
-		return
+		return &refusal{reason: "reading the upstream response: " + err.Error()}
 	}
 	if len(data) > maxModelBody {
-		p.refuse(w, c, fmt.Sprintf("the upstream response is larger than %d MB", maxModelBody>>20))
-		return
+		return &refusal{reason: fmt.Sprintf("the upstream response is larger than %d MB", maxModelBody>>20)}
 	}
 	if resp.StatusCode/100 != 2 {
-		p.refuse(w, c, fmt.Sprintf("the upstream answered %d, not a model message: %s", resp.StatusCode, bodySnippet(data)))
-		return
+		return &refusal{reason: fmt.Sprintf("the upstream answered %d, not a model message: %s", resp.StatusCode, bodySnippet(data))}
 	}
 	streamed := isEventStream(resp.Header)
 	full, err := decodeBody(c.api, data, streamed)
 	if err != nil {
-		p.refuse(w, c, fmt.Sprintf("cannot parse the %s response: %v", c.api.Name(), err))
-		return
+		return &refusal{reason: fmt.Sprintf("cannot parse the %s response: %v", c.api.Name(), err)}
 	}
 	usage := p.spend(c.api, full) // the model was paid whatever the fault does
 	msg, err := c.api.decode(full)
 	if err != nil {
-		p.refuse(w, c, fmt.Sprintf("cannot read the %s response: %v", c.api.Name(), err))
-		return
+		return &refusal{reason: fmt.Sprintf("cannot read the %s response: %v", c.api.Name(), err)}
 	}
 	before := msg
 	before.ToolCalls = append([]faults.ToolCall(nil), msg.ToolCalls...)
 	mut, err := faults.ApplyModelFault(p.fault, &msg, p.contextFor(c))
 	var lacks *faults.TurnLacks
 	if errors.As(err, &lacks) {
-		p.refuseHow(w, c, fmt.Sprintf("%s fired at %s, which needs a turn with %s; this turn had %s", lacks.Fault, c.position, lacks.Needs, lacks.Had), faults.LacksHow(lacks.Needs))
-		return
+		return &refusal{reason: fmt.Sprintf("%s fired at %s, which needs a turn with %s; this turn had %s", lacks.Fault, c.position, lacks.Needs, lacks.Had), how: faults.LacksHow(lacks.Needs)}
 	}
 	if err != nil {
-		p.refuse(w, c, err.Error())
-		return
+		return &refusal{reason: err.Error()}
 	}
 	hit := &record.Hit{Fired: true, Family: p.fault, How: mut.What, Performed: true}
-	if err := p.sleep(r.Context(), mut.Delay); err != nil {
+	if err := p.sleep(resp.Request.Context(), mut.Delay); err != nil {
 		p.write(record.Row{Type: record.TypeCall, Transport: TransportLLM, Tool: c.path, Args: c.args(), Hit: hit,
 			Reply: fmt.Sprintf("(the agent went away during the %s delay)", mut.Delay), Usage: usage})
 		p.mu.Lock()
 		p.stats.Fired++
 		p.mu.Unlock()
-		return
+		return errAgentGone
 	}
 	out := data
 	if !sameMessage(before, msg) {
 		if err := c.api.encode(full, msg); err != nil {
-			p.refuse(w, c, fmt.Sprintf("cannot write the %s response: %v", c.api.Name(), err))
-			return
+			return &refusal{reason: fmt.Sprintf("cannot write the %s response: %v", c.api.Name(), err)}
 		}
 		if streamed {
 			out = c.api.stream(full, 0)
@@ -373,22 +454,16 @@ func (p *ModelProxy) fire(w http.ResponseWriter, r *http.Request, c *modelCall, 
 	p.mu.Lock()
 	p.stats.Fired++
 	p.mu.Unlock()
-	forwardHeader(w.Header(), resp.Header)
-	w.Header().Del("Content-Encoding")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(resp.StatusCode)
-	w.Write(out)
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Set("Content-Length", strconv.Itoa(len(out)))
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(out)), int64(len(out))
+	return nil
 }
 
-// refuse answers a fault that could not apply: 502 with the reason, an error row in
-// the record (the trial fails with it) and a header that tells the OpenAI and
-// Anthropic SDKs not to retry.
-func (p *ModelProxy) refuse(w http.ResponseWriter, c *modelCall, reason string) {
-	p.refuseHow(w, c, reason, "")
-}
-
-// refuseHow is refuse with the hit's How (faults.LacksHow for a turn without the part the
-// fault needs).
+// refuseHow answers a fault that could not apply: 502 with the reason, an error row in
+// the record (the trial fails with it; how is the hit's How, faults.LacksHow for a turn
+// without the part the fault needs) and a header that tells the OpenAI and Anthropic
+// SDKs not to retry.
 func (p *ModelProxy) refuseHow(w http.ResponseWriter, c *modelCall, reason, how string) {
 	reason = "model fault could not apply: " + reason
 	p.mu.Lock()
@@ -444,111 +519,6 @@ func (p *ModelProxy) contextFor(c *modelCall) faults.ModelContext {
 		}
 	}
 	return mc
-}
-
-// pass forwards anything that is not a model call unchanged: other paths and
-// methods, HEAD probes, query strings and headers.
-func (p *ModelProxy) pass(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = r.Body
-	if r.ContentLength == 0 {
-		body = nil
-	}
-	out, err := p.outgoing(r, body)
-	if err != nil {
-		writeModelError(w, http.StatusBadGateway, "chaos model proxy: "+err.Error())
-		return
-	}
-	out.ContentLength = r.ContentLength
-	resp, err := p.client.Do(out)
-	if err != nil {
-		if r.Context().Err() == nil {
-			writeModelError(w, http.StatusBadGateway, "chaos model proxy: upstream unreachable: "+err.Error())
-		}
-		return
-	}
-	defer resp.Body.Close()
-	forwardHeader(w.Header(), resp.Header)
-	w.WriteHeader(resp.StatusCode)
-	copyFlushing(w, resp.Body, isEventStream(resp.Header) || resp.ContentLength < 0)
-}
-
-// outgoing builds the upstream request: the upstream base URL joined with the path,
-// the query string as it came, the headers without hop-by-hop and X-Chaos-* ones.
-func (p *ModelProxy) outgoing(r *http.Request, body io.Reader) (*http.Request, error) {
-	learnModelKey(r.Header)
-	u := *p.upstream
-	path := r.URL.EscapedPath()
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	joined := strings.TrimSuffix(p.upstream.EscapedPath(), "/") + path
-	var err error
-	if u.Path, err = url.PathUnescape(joined); err != nil {
-		return nil, fmt.Errorf("path %q: %v", joined, err)
-	}
-	u.RawPath = joined
-	switch {
-	case p.upstream.RawQuery == "":
-		u.RawQuery = r.URL.RawQuery
-	case r.URL.RawQuery != "":
-		u.RawQuery = p.upstream.RawQuery + "&" + r.URL.RawQuery
-	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(out.Header, r.Header)
-	for k := range out.Header {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Chaos-") {
-			out.Header.Del(k)
-		}
-	}
-	if _, ok := out.Header["User-Agent"]; !ok {
-		out.Header.Set("User-Agent", "") // as httputil.ReverseProxy: none rather than Go's
-	}
-	return out, nil
-}
-
-// hopByHopHeaders are the hop-by-hop headers a proxy does not forward (RFC 9110, 7.6.1).
-var hopByHopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-func forwardHeader(dst, src http.Header) {
-	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
-	}
-	for _, f := range src["Connection"] {
-		for _, k := range strings.Split(f, ",") {
-			dst.Del(strings.TrimSpace(k))
-		}
-	}
-	for _, k := range hopByHopHeaders {
-		dst.Del(k)
-	}
-}
-
-// copyFlushing copies body to w, flushing after every read when flush is set, so
-// that a streamed answer reaches the agent event by event.
-func copyFlushing(w http.ResponseWriter, body io.Reader, flush bool) error {
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			if flush {
-				rc.Flush()
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // cappedBuffer keeps what is written to it up to max bytes.
