@@ -896,3 +896,62 @@ func TestLLMUndeclaredCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestLLMStreamCutOff: a streamed answer that ends early is recorded as cut off, never
+// summarised as if whole: when the upstream breaks off mid-stream (the agent gets the
+// events that came and then an error), and when the agent stops reading mid-stream.
+func TestLLMStreamCutOff(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// agentLeaves: the agent reads the first event and goes; else the upstream breaks off.
+		agentLeaves bool
+	}{{"upstream breaks off", false}, {"agent stops reading", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\"}}\n\n")
+				w.(http.Flusher).Flush()
+				if !tt.agentLeaves {
+					panic(http.ErrAbortHandler) // the connection drops mid-stream
+				}
+				select { // the agent has gone, or the test ends
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}))
+			t.Cleanup(upstream.Close)
+			t.Cleanup(func() { close(release) })
+			rec, _ := llmRecord(t)
+			rows := make(chan record.Row, 4)
+			rec.OnRow(func(r record.Row) { rows <- r })
+			url, _ := llmProxy(t, ModelProxyConfig{Upstream: upstream.URL, Record: rec})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/messages", bytes.NewReader(llmRequest(messagesAPI{}, 0, true)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := make([]byte, 16)
+			if _, err := io.ReadFull(resp.Body, first); err != nil || !strings.HasPrefix(string(first), "event: message_") {
+				t.Fatalf("first bytes %q, %v", first, err)
+			}
+			if tt.agentLeaves {
+				cancel()
+			} else if _, err := io.ReadAll(resp.Body); err == nil {
+				t.Error("the agent read a whole answer from a stream the upstream broke off")
+			}
+			resp.Body.Close()
+			select {
+			case r := <-rows:
+				if r.Type != record.TypeCall || !strings.HasPrefix(r.Reply, "(the response was cut off: ") {
+					t.Errorf("row %+v, want a call whose reply says it was cut off", r)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("no row for the call a minute after it ended")
+			}
+		})
+	}
+}
