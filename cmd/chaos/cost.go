@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/crashwall/chaos/run"
 	"path/filepath"
 	"sort"
 
@@ -68,9 +69,15 @@ func costPlanLine(spec string, dirs []string, trials int, budget float64) (line 
 }
 
 // checkBudget refuses a budget that is not a positive amount.
-func checkBudget(usd float64) error {
+func checkBudget(usd float64, inFlight int) error {
 	if usd < 0 || usd != usd {
 		return badInput(fmt.Errorf("--budget must be an amount of US dollars above 0, got %v", usd))
+	}
+	// Under a budget one batch of trials runs at a time (workflows/experiment.go), so
+	// that each trial starts where every running trial's spending is known.
+	if usd > 0 && inFlight > run.DefaultBatchSize {
+		return badInput(fmt.Errorf("--budget runs at most %d trials at once (each trial starts only where every running trial's spending is known), and this run asks for %d: lower --concurrency to %d, or run without --budget",
+			run.DefaultBatchSize, inFlight, run.DefaultBatchSize))
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkBudget(opts.BudgetUSD); err != nil {
+	if err := checkBudget(opts.BudgetUSD, min(plan.Concurrency, len(plan.Trials))); err != nil {
 		return err
 	}
 	gates, err := parseGates(opts.Gates, opts.GateRegression, s)

@@ -65,6 +65,8 @@ func TestRunFlagBounds(t *testing.T) {
 		{[]string{"--concurrency", "-1"}, "--concurrency must be 0 or more, got -1"},
 		{[]string{"--concurrency", "3000000000"}, "--concurrency is too large: 3000000000"},
 		{[]string{"--reps", "10000"}, "the run would have 380000 trials (2 cells x 19 conditions x 10000 replicates); a run has at most 10000"},
+		// 2 cells x 19 conditions x 10 replicates = 380 trials, 300 at once under a budget.
+		{[]string{"--reps", "10", "--concurrency", "300", "--budget", "5"}, "--budget runs at most 200 trials at once (each trial starts only where every running trial's spending is known), and this run asks for 300: lower --concurrency to 200, or run without --budget"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
