@@ -15,7 +15,7 @@ import (
 // as a model provider in the config.toml of a Codex home of its own (as a Codex user
 // names any Responses API endpoint), and the stand-in plays a blind agent. Codex lists
 // the wall's tools in the Responses API namespace mcp__chaos; the stand-in answers with
-// the tool and its namespace, as the Responses API does (proxies/standin_namespace.go).
+// the tool and its namespace, as the Responses API does (proxies/llm/standin_namespace.go).
 //
 //   - as documented (-c {codex_config}): every scripted call reaches the wall; clean is
 //     correct, phantom_success on update_ticket is silent_wrong, exit 0;

@@ -102,7 +102,7 @@ func BenchmarkTrialCPU(b *testing.B) {
 	c := testkit.DialTemporal(b, srv.Addr)
 	defer c.Close()
 	runID := runIDOf(b, string(out))
-	var sessions, trials []time.Duration
+	var trials []time.Duration
 	activities := 0
 	// The trials run in the experiment's batch (its first, all of them at this size).
 	for _, sp := range inlineSpans(fetchHistory(b, c, run.TrialBatchWorkflowID(runID, 0)).Events) {
@@ -111,9 +111,6 @@ func BenchmarkTrialCPU(b *testing.B) {
 	}
 	if len(trials) == 0 {
 		b.Fatalf("no trial found in the run's histories")
-	}
-	if len(sessions) > 0 { // a light trial (workflows/trial_light.go) has no session
-		b.ReportMetric(float64(medianDuration(sessions))/1e6, "session-ms")
 	}
 	b.ReportMetric(float64(medianDuration(trials))/1e6, "trial-ms")
 	b.ReportMetric(float64(activities)/n, "activities")

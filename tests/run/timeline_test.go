@@ -107,7 +107,7 @@ func readTimeline(t testing.TB, c client.Client, runID string) runTimeline {
 	return tl
 }
 
-// trialSpan is one inline trial in its experiment's history: from its first step's
+// trialSpan is one trial in its batch's history: from its first step's
 // scheduling to its last step's close, its agent's activity (started to completed) and
 // how many activities it scheduled.
 type trialSpan struct {
@@ -117,8 +117,8 @@ type trialSpan struct {
 	activities int
 }
 
-// inlineSpans reads the trials of an experiment whose trials ran inline: each step is an
-// activity whose id is <trial id>/<step>/<attempt> (workflows/trial_inline.go).
+// inlineSpans reads the trials of a batch's history: each trial's activity has the id
+// <trial id>/<step>/<attempt> (RunTrial's step is run: workflows/trial.go).
 func inlineSpans(events []*historypb.HistoryEvent) []trialSpan {
 	byID := map[string]*trialSpan{}
 	var order []string
