@@ -31,11 +31,8 @@ import (
 //	agent-cpu-s    a loop of `sh -c true` in the same run, what the agent itself costs
 //	reaper-cpu-s   children less agent: the reaper's share, the harness's too
 //
-// and, from the run's histories, the median time a trial waits for its worker session
-// (session-ms: the session's creation activity from scheduled to started; none for a
-// light trial) and spends in its workflow (trial-ms: started to closed; inline, its first
-// step scheduled to its last step closed), and the activities a trial schedules
-// (activities, the session's own included).
+// and, from the batch's history, the median time a trial spends there (trial-ms: its
+// RunTrial scheduled to closed) and the activities a trial schedules (activities).
 //
 //	go test ./tests/run -run '^$' -bench TrialCPU -benchtime 20x
 //

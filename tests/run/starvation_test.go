@@ -19,8 +19,8 @@ import (
 //   - the server, for longer than the SDK's one-second heartbeat RPC deadline but less
 //     than the heartbeat timeout: before, every running agent's heartbeat failed with a
 //     deadline error and the SDK cancelled it, a trial recorded as failed;
-//   - the only worker, for longer than the heartbeat timeout: its sessions are lost and
-//     the trials are run again (worker_lost) on the same worker once it runs again.
+//   - the only worker, for longer than the heartbeat timeout: its running trials are
+//     lost and run again (worker_lost) on the same worker once it runs again.
 //
 // Every planned trial must be recorded exactly once with a verdict (not no_verdict), and a second
 // identical run, starved the same way, must give the same verdicts.
