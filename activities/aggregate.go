@@ -18,6 +18,7 @@ import (
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 )
 
 // Manifest is what manifest.json says about a run.
@@ -157,7 +158,7 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 	if err != nil {
 		s = nil
 	} else {
-		LearnSecrets(s)
+		trial.LearnSecrets(s)
 	}
 	if s != nil && in.Spec.Profile != "" {
 		s.Agent.Profile = in.Spec.Profile
@@ -215,11 +216,11 @@ func (a *Activities) Aggregate(ctx context.Context, in run.AggregateInput) (run.
 		if err != nil {
 			return sum, fmt.Errorf("encode %s: %w", f.name, err)
 		}
-		if err := writeFileAtomic(filepath.Join(in.OutDir, f.name), append(b, '\n')); err != nil {
+		if err := trial.WriteFileAtomic(filepath.Join(in.OutDir, f.name), append(b, '\n')); err != nil {
 			return sum, err
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results, m)); err != nil {
+	if err := trial.WriteFileAtomic(filepath.Join(in.OutDir, "summary.txt"), summaryTable(in, results, m)); err != nil {
 		return sum, err
 	}
 	if err := a.writeReport(in.OutDir); err != nil {
@@ -249,7 +250,7 @@ func readResults(ctx context.Context, in run.AggregateInput) ([]run.TrialResult,
 			}
 		}
 		r := run.TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed}
-		dir, err := trialDir(run.TrialInput{OutDir: in.OutDir, Trial: t})
+		dir, err := trial.Dir(run.TrialInput{OutDir: in.OutDir, Trial: t})
 		if err != nil {
 			return nil, badInput(err)
 		}
@@ -275,7 +276,7 @@ func readResults(ctx context.Context, in run.AggregateInput) ([]run.TrialResult,
 // failed or was aborted before its Verify wrote one) to the trial's result.json, where
 // Aggregate reads every result from.
 func (a *Activities) RecordResult(ctx context.Context, in run.RecordResultInput) error {
-	dir, err := trialDir(run.TrialInput{OutDir: in.OutDir, Trial: spec.TrialPlan{ID: in.Result.ID}})
+	dir, err := trial.Dir(run.TrialInput{OutDir: in.OutDir, Trial: spec.TrialPlan{ID: in.Result.ID}})
 	if err != nil {
 		return badInput(err)
 	}
@@ -285,7 +286,7 @@ func (a *Activities) RecordResult(ctx context.Context, in run.RecordResultInput)
 	if err != nil {
 		return fmt.Errorf("encode the result of trial %s: %w", r.ID, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, "result.json"), append(b, '\n'))
+	return trial.WriteFileAtomic(filepath.Join(dir, "result.json"), append(b, '\n'))
 }
 
 func specName(ref run.SpecRef) string {
@@ -396,4 +397,17 @@ func (a *Activities) writeReport(dir string) error {
 	}
 	runs := []*report.Run{r}
 	return report.WriteFiles(dir, report.Build(runs, report.AgreementsFor(runs, reg)))
+}
+
+// writeCosts adds to summary.txt what each cell and the run cost.
+func writeCosts(b *bytes.Buffer, results []run.TrialResult) {
+	cells, total := report.Costs(results)
+	if cells == nil {
+		return
+	}
+	b.WriteString("\ncost\n")
+	for _, c := range cells {
+		fmt.Fprintf(b, "  %s: %s\n", c.Cell, c.CostLine())
+	}
+	fmt.Fprintf(b, "  run: %s\n", total.CostLine())
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 )
 
 func TestAggregate(t *testing.T) {
@@ -163,7 +164,7 @@ func TestAggregateReadsResultsFromDisk(t *testing.T) {
 			// Trial 0 as Verify leaves it; trial 1 as the workflow records a failure.
 			verified := run.TrialResult{ID: p0.ID, Cell: p0.Cell, Condition: p0.Condition, Rep: p0.Rep, Outcome: run.OutcomeCompleted, Verdict: "silent_wrong", WorldOK: false}
 			b, _ := json.Marshal(verified)
-			if err := writeFileAtomic(filepath.Join(out, "trials", filepath.FromSlash(p0.ID), "result.json"), b); err != nil {
+			if err := trial.WriteFileAtomic(filepath.Join(out, "trials", filepath.FromSlash(p0.ID), "result.json"), b); err != nil {
 				t.Fatal(err)
 			}
 			failed := run.TrialResult{ID: p1.ID, Cell: p1.Cell, Condition: p1.Condition, Rep: p1.Rep, Outcome: run.OutcomeFailed, Reason: "trial workflow: boom"}
@@ -291,4 +292,34 @@ func (o *heartbeatCallsOut) RecordHeartbeat(ctx context.Context, details ...inte
 		}
 	}
 	o.Next.RecordHeartbeat(ctx, details...)
+}
+
+// TestModelManifest: what manifest.json says was asked and armed.
+func TestModelManifest(t *testing.T) {
+	parse := func(model string) *spec.Spec {
+		s, err := spec.Parse("s.yaml", exampleYAML(t, "faults: [all]\n", "faults: [all]\n"+model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	results := []run.TrialResult{
+		{ID: "a/clean/1", Model: &run.ModelResult{Proxy: "http://127.0.0.1:1/llm", Calls: 3, Fired: 1}},
+		{ID: "a/clean/2", Model: &run.ModelResult{Proxy: "http://127.0.0.1:2/llm", Calls: 2, Failed: 1}},
+		{ID: "a/clean/3"},
+	}
+	m := modelManifest(parse("model: {upstream: \"${X}/v1\", fault: llm_error_single, rate: 0.5, steps: [choose]}\n"), results)
+	if !m.Armed || m.Fault != "llm_error_single" || m.Rate != 0.5 || len(m.Steps) != 1 || m.Upstream != "${X}/v1" || m.Asked == nil ||
+		m.Calls != 5 || m.Fired != 1 || m.Failed != 1 || len(m.Proxies) != 2 ||
+		m.Note != "armed llm_error_single at rate 0.5 at positions choose: it fired on 1 of 5 model calls and could not apply on 1" {
+		t.Errorf("armed: %+v", m)
+	}
+	m = modelManifest(parse("model: {upstream: \"http://x/v1\"}\n"), results)
+	if m.Armed || m.Fault != "none" || m.Asked == nil || !strings.HasPrefix(m.Note, "nothing armed: model.fault is none") {
+		t.Errorf("clean: %+v", m)
+	}
+	m = modelManifest(parse(""), nil)
+	if m.Armed || m.Asked != nil || m.Note != "nothing armed: the spec has no model.upstream, so no model proxy ran" {
+		t.Errorf("no model table: %+v", m)
+	}
 }

@@ -1,17 +1,15 @@
-// Package activities holds the activities of a trial and of a run: one struct holding the
-// dependencies, a file per activity. They are thin: the work is in proxies, record, spec
-// and faults, which know nothing of Temporal.
+// Package activities holds the Temporal activities of a trial and of a run: one struct
+// holding the dependencies, registered once. A trial's activities are thin wrappers over
+// package trial (which knows nothing of Temporal): they add the heartbeats, the error
+// types the workflows act on (ErrBadInput, ErrHeartbeatLost, a cancel), the worker's
+// trial slots, and the spec text read from the run's history.
 //
-//	PrepareWorkspace  trial folder (fresh) + sandbox: git checkout at a ref, copied files
-//	StartHub          hub (world, condition, record) served on 127.0.0.1:0; tokens filled in
-//	RunAgent          sh -c COMMAND as a process group; stdout, stderr to files; killable
-//	WatchEvents       the record as it is written -> abort rules -> signal "abort"
-//	Verify            final world x state checks, closing message -> result.json
-//	Teardown          close the hub (session_end), changes.diff, remove the sandbox
-//	Aggregate         manifest.json, verdicts.json, summary.txt
-//
-// A trial's activities run in one worker session, so the hub StartHub starts is kept in
-// the Activities value, by trial, until Teardown.
+//	RunTrial          SetUpTrial + RunWatchedAgent (+ FinishTrial) in one activity
+//	SetUpTrial        trial.Host.SetUp: PrepareWorkspace + StartHub
+//	RunWatchedAgent   RunAgent with WatchEvents inside it; FinishTrial for an agent that ended by itself
+//	WatchEvents       trial.Host.Watch -> signal "abort"
+//	FinishTrial       trial.Host.Finish: Verify + Teardown
+//	Aggregate         manifest.json, verdicts.json, summary.txt, report; the results database
 //
 // The input and output types live in package run (github.com/crashwall/chaos/run):
 // workflows imports activities, so importing workflows here would be an import cycle.

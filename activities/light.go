@@ -71,12 +71,10 @@ func (a *Activities) giveSlot(key string) {
 // workflow would give it), saving the workflow a round trip: the verdict is in
 // Result. A Verify that fails leaves Result nil, and the workflow runs FinishTrial.
 func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (run.WatchedAgentResult, error) {
-	lt := a.live(in.Trial.Key())
+	lt, info := a.host().Running(in.Trial.Key())
 	if in.Hub.URL == "" && in.Hub.Command == "" && lt != nil {
 		// Its set-up left them here (SetUpTrial), out of the workflow's history.
-		a.mu.Lock()
-		in.Hub = lt.info
-		a.mu.Unlock()
+		in.Hub = info
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -97,18 +95,12 @@ func (a *Activities) RunWatchedAgent(ctx context.Context, in run.AgentInput) (ru
 	// have had its attempt declared lost meanwhile, and the trial run again: only the
 	// workflow knows, so it finishes the trial, if the attempt is still its. The same
 	// for a hub that is not the one this agent ran against (a new attempt's, here).
-	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.live(in.Trial.Key()) != lt {
+	if hb := heartbeatTimeoutOf(ctx); paused() > hb/2 || lt == nil || a.host().Live(in.Trial.Key()) != lt {
 		return out, nil
 	}
-	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res, CloseReason: "agent exited",
+	v := run.VerifyInput{Trial: in.Trial, Workspace: in.Workspace, Agent: &res,
 		Steps: append(append([]run.Step(nil), in.Steps...), run.Step{Name: "agent", Duration: res.Duration})}
-	switch {
-	case res.Error != "":
-		v.CloseReason = "agent did not start"
-		v.Failure = "the agent command could not start: " + res.Error
-	case res.TimedOut:
-		v.CloseReason = "agent timed out"
-	}
+	v.CloseReason, v.Failure = res.Ending()
 	r, verr := a.FinishTrial(ctx, v)
 	if verr != nil {
 		a.logger().Warn("verify failed in the agent's activity; the workflow runs it again", "trial", in.Trial.Trial.ID, "error", verr)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/run"
-	"github.com/crashwall/chaos/spec"
 )
 
 // A two-step trial's slots: MaxTrials at once, a retried SetUpTrial keeps its slot, a
@@ -56,7 +55,7 @@ func TestLightSteps(t *testing.T) {
 	in := blindPhantomTrial(t)
 
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
-	if su.HubError != "" || su.Queue != "chaos@test" || a.live(in.Key()) == nil {
+	if su.HubError != "" || su.Queue != "chaos@test" || a.host().Live(in.Key()) == nil {
 		t.Fatalf("SetUpTrial: %+v; want a live hub and the worker's queue", su)
 	}
 	out := must[run.WatchedAgentResult](t, env, a.RunWatchedAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: su.Hub, Finish: true})
@@ -69,24 +68,5 @@ func TestLightSteps(t *testing.T) {
 	checkFinished(t, a, in, su, *out.Result, "RunWatchedAgent finished the trial")
 	if n := len(a.slots); n != 0 {
 		t.Errorf("%d slots held after the trial, want 0", n)
-	}
-}
-
-// TestSpecOfTheLiveTrial: an inline trial's agent step carries no spec text; the worker
-// that set the trial up reads it from the live trial (with its --profile), and a step
-// without it on a worker that has no such trial is refused as bad input.
-func TestSpecOfTheLiveTrial(t *testing.T) {
-	a := &Activities{}
-	in := run.TrialInput{RunID: "r", Trial: spec.TrialPlan{ID: "main/clean/1"}, Spec: run.SpecRef{Name: "support-ticket"}}
-	if _, err := a.specOf(in); err == nil {
-		t.Fatal("a step with no spec text and no live trial was given a spec")
-	}
-	a.keep(in.Key(), &liveTrial{ref: run.SpecRef{Name: "support-ticket", YAML: exampleYAML(t), Profile: "claude-code"}})
-	s, err := a.specOf(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Name != "support-ticket" || s.Agent.Profile != "claude-code" {
-		t.Errorf("the live trial's spec: name %q, profile %q", s.Name, s.Agent.Profile)
 	}
 }

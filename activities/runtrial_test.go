@@ -74,7 +74,7 @@ func TestRunTrialCancelled(t *testing.T) {
 	}()
 	var started string
 	testWaitFor(t, func() bool {
-		if lt := a.live(in.Key()); lt != nil {
+		if lt := a.host().Live(in.Key()); lt != nil {
 			matches, _ := filepath.Glob(filepath.Join(a.WorkRoot, "*", "*", "started"))
 			matches2, _ := filepath.Glob(filepath.Join(a.WorkRoot, "*", "started"))
 			if m := append(matches, matches2...); len(m) > 0 {
@@ -102,7 +102,7 @@ func TestRunTrialCancelled(t *testing.T) {
 	if out.SetUp == nil || out.SetUp.Queue != "chaos@test" || !strings.HasPrefix(started, out.SetUp.Workspace.Dir) {
 		t.Fatalf("the cancel's details: %+v; want the set-up (the agent ran in %s)", out.SetUp, started)
 	}
-	if a.live(in.Key()) == nil {
+	if a.host().Live(in.Key()) == nil {
 		t.Fatal("the hub is gone: the workflow could not verify the aborted trial")
 	}
 	if _, err := env.ExecuteActivity(a.Teardown, run.TeardownInput{Trial: in, Workspace: out.SetUp.Workspace, Reason: "aborted: test"}); err != nil {
@@ -123,7 +123,7 @@ func TestRunTrialCancelledDuringSetUp(t *testing.T) {
 	if !errors.As(err, &cancelled) || cancelled.HasDetails() {
 		t.Fatalf("RunTrial cancelled before it began: %v; want a cancel without details", err)
 	}
-	if a.live(in.Key()) != nil {
+	if a.host().Live(in.Key()) != nil {
 		t.Error("a hub is live after a cancelled set-up")
 	}
 	entries, _ := os.ReadDir(a.WorkRoot)

@@ -21,6 +21,7 @@ import (
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/trial"
 	"github.com/crashwall/chaos/within"
 )
 
@@ -50,7 +51,8 @@ type ScheduledPlan struct {
 // faults.Generate, spec.NewPlan), from the spec text the schedule carries. A spec that no
 // longer plans is bad input: a retry cannot fix it.
 func (a *Activities) PlanScheduledRun(ctx context.Context, in ScheduledPlanInput) (ScheduledPlan, error) {
-	s, err := parseSpec(in.Spec)
+	s, err := trial.ParseSpec(in.Spec)
+	err = fail(err)
 	if err != nil {
 		return ScheduledPlan{}, err
 	}
@@ -156,7 +158,7 @@ func (a *Activities) CompareScheduledRun(ctx context.Context, in CompareInput) (
 	}
 
 	if b, err := json.MarshalIndent(cmp, "", "  "); err == nil {
-		if err := writeFileAtomic(filepath.Join(in.OutDir, "comparison.json"), append(b, '\n')); err != nil {
+		if err := trial.WriteFileAtomic(filepath.Join(in.OutDir, "comparison.json"), append(b, '\n')); err != nil {
 			return cmp, err
 		}
 	}

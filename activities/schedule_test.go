@@ -19,6 +19,7 @@ import (
 
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/trial"
 )
 
 // writeRunFolder writes the manifest.json and verdicts.json of a run whose trials of one
@@ -36,11 +37,11 @@ func writeRunFolder(t *testing.T, id string, seedBase int64, verdicts ...string)
 		"verdicts.json": rs,
 	} {
 		b, _ := json.Marshal(v)
-		if err := writeFileAtomic(filepath.Join(dir, name), b); err != nil {
+		if err := trial.WriteFileAtomic(filepath.Join(dir, name), b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "summary.txt"), []byte("run "+id+"\n")); err != nil {
+	if err := trial.WriteFileAtomic(filepath.Join(dir, "summary.txt"), []byte("run "+id+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	return dir

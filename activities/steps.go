@@ -2,11 +2,8 @@ package activities
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/crashwall/chaos/run"
 )
@@ -33,53 +30,27 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 	return a.setUpTrial(ctx, in, !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt >= setUpAttempts)
 }
 
-// setUpTrial is SetUpTrial; last says this is its last attempt (a hub that does not
-// start is then handed back as SetUp.HubError, not as an error to try again).
+// setUpTrial is SetUpTrial (trial.Host.SetUp); last says this is its last attempt (a hub
+// that does not start is then handed back as SetUp.HubError, not as an error to try
+// again).
 func (a *Activities) setUpTrial(ctx context.Context, in run.TrialInput, last bool) (run.SetUp, error) {
-	t0 := time.Now()
-	ws, err := a.PrepareWorkspace(ctx, in)
+	su, err := a.host().SetUp(ctx, in, last)
 	if err != nil {
 		a.giveSlot(in.Key())
-		return run.SetUp{}, err
+		return su, fail(err)
 	}
-	steps := []run.Step{{Name: "worktree", Duration: time.Since(t0)}}
-	t0 = time.Now()
-	hub, err := a.StartHub(ctx, run.AgentInput{Trial: in, Workspace: ws})
-	steps = append(steps, run.Step{Name: "proxy", Duration: time.Since(t0)})
-	if err != nil {
-		var app *temporal.ApplicationError
-		if !last && !(errors.As(err, &app) && app.Type() == ErrBadInput) {
-			a.giveSlot(in.Key())
-			return run.SetUp{}, err
-		}
-		return run.SetUp{Workspace: ws, HubError: err.Error(), Queue: a.HostQueue, Steps: steps}, nil
-	}
-	// The hub's details (its URL, the filled-in command, the tokens) stay on this worker,
-	// where the trial's agent runs (RunWatchedAgent takes them from the live trial), out
-	// of the workflow's history.
-	a.mu.Lock()
-	if lt := a.trials[in.Key()]; lt != nil {
-		lt.info = hub
-	}
-	a.mu.Unlock()
-	return run.SetUp{Workspace: ws, Queue: a.HostQueue, Steps: steps}, nil
+	su.Queue = a.HostQueue
+	return su, nil
 }
 
-// FinishTrial verifies the trial and then tears it down (with in.CloseReason as the
-// session's end). When Verify fails nothing is torn down: the activity is tried again,
-// and after its last attempt the workflow runs Teardown on its own.
+// FinishTrial verifies the trial and then tears it down (trial.Host.Finish), giving back
+// its slot. When Verify fails nothing is torn down: the activity is tried again, and
+// after its last attempt the workflow runs Teardown on its own.
 func (a *Activities) FinishTrial(ctx context.Context, in run.VerifyInput) (run.TrialResult, error) {
-	t0 := time.Now()
-	res, err := a.Verify(ctx, in)
+	res, err := a.host().Finish(ctx, in)
 	if err != nil {
-		return res, err
+		return res, fail(err)
 	}
-	res.Steps = append(res.Steps, run.Step{Name: "verify", Duration: time.Since(t0)})
-	t0 = time.Now()
-	if err := a.Teardown(ctx, run.TeardownInput{Trial: in.Trial, Workspace: in.Workspace, Reason: in.CloseReason}); err != nil {
-		// As a Teardown of its own: the verdict stands, the trouble is logged.
-		a.logger().Warn("teardown failed", "trial", in.Trial.Trial.ID, "error", err)
-	}
-	res.Steps = append(res.Steps, run.Step{Name: "teardown", Duration: time.Since(t0)})
+	a.giveSlot(in.Trial.Key())
 	return res, nil
 }

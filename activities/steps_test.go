@@ -19,11 +19,11 @@ func TestFoldedSteps(t *testing.T) {
 	a, env := newActivities(t)
 	in := blindPhantomTrial(t)
 	su := must[run.SetUp](t, env, a.SetUpTrial, in)
-	lt := a.live(in.Key())
-	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL != "" || lt == nil || lt.info.URL == "" {
+	lt, info := a.host().Running(in.Key())
+	if su.HubError != "" || su.Workspace.TrialDir == "" || su.Hub.URL != "" || lt == nil || info.URL == "" {
 		t.Fatalf("SetUpTrial: %+v; want a workspace and a live hub whose details stay here", su)
 	}
-	res := must[run.AgentResult](t, env, a.RunAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: lt.info})
+	res := must[run.AgentResult](t, env, a.RunAgent, run.AgentInput{Trial: in, Workspace: su.Workspace, Hub: info})
 	if res.Error != "" || res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(filepath.Join(su.Workspace.TrialDir, "stderr"))
 		t.Fatalf("agent: %+v\nstderr:\n%s", res, stderr)
@@ -61,7 +61,7 @@ func checkFinished(t *testing.T, a *Activities, in run.TrialInput, su run.SetUp,
 	if l.End == nil || l.End.Reason != "agent exited" || l.End.FinalState == nil {
 		t.Errorf("the record's end %+v; want session_end \"agent exited\" with the final state", l.End)
 	}
-	if a.live(in.Key()) != nil {
+	if a.host().Live(in.Key()) != nil {
 		t.Errorf("the hub is still live after %s", finisher)
 	}
 }
@@ -76,7 +76,7 @@ func TestSetUpTrialHubError(t *testing.T) {
 	if !strings.Contains(su.HubError, `unknown condition "phantom_sucess@update_ticket"`) || su.Workspace.Dir == "" || su.Hub.URL != "" {
 		t.Fatalf("SetUpTrial: %+v; want the workspace and the hub's error", su)
 	}
-	if a.live(in.Key()) != nil {
+	if a.host().Live(in.Key()) != nil {
 		t.Error("a hub was kept after a failed start")
 	}
 	if _, err := os.Stat(su.Workspace.Dir); err != nil {

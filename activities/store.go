@@ -10,6 +10,7 @@ import (
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store"
+	"github.com/crashwall/chaos/trial"
 )
 
 // storeTimeout bounds writing one run to the results database: a database that has gone
@@ -66,5 +67,5 @@ func setSummarySection(dir, title, body string) error {
 		}
 	}
 	text = strings.TrimRight(text, "\n") + "\n" + head + strings.TrimRight(body, "\n") + "\n"
-	return writeFileAtomic(path, []byte(text))
+	return trial.WriteFileAtomic(path, []byte(text))
 }

@@ -302,6 +302,22 @@ type AgentResult struct {
 	Output *AgentOutput `json:"output,omitempty"`
 }
 
+// AgentExited is the close reason of a trial whose agent ended by itself.
+const AgentExited = "agent exited"
+
+// Ending is how the trial of an agent that ended with r closes: the record's close
+// reason, and the failure that makes the trial failed ("" when none). It is the one
+// mapping from an agent's ending to a close reason, for the workflow and for RunTrial.
+func (r AgentResult) Ending() (closeReason, failure string) {
+	switch {
+	case r.Error != "":
+		return "agent did not start", "the agent command could not start: " + r.Error
+	case r.TimedOut:
+		return "agent timed out", ""
+	}
+	return AgentExited, ""
+}
+
 // AgentOutput is what a trial did not keep of the agent's output: each stream keeps its
 // last Cap bytes.
 type AgentOutput struct {

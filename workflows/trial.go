@@ -103,7 +103,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 
 	var ws Workspace
 	var abortReason string
-	teardownReason := "agent exited"
+	teardownReason := run.AgentExited
 
 	workerLost := false
 	lost := func(err error) bool {
@@ -296,11 +296,8 @@ func verifyInputAfterAgent(in TrialInput, ws Workspace, abortReason string, agen
 			closeReason = "agent activity failed"
 			verify.Failure = "run agent: " + agentErr.Error()
 		}
-	case agentRes.Error != "":
-		closeReason = "agent did not start"
-		verify.Failure = "the agent command could not start: " + agentRes.Error
-	case agentRes.TimedOut:
-		closeReason = "agent timed out"
+	case agentRes.Error != "" || agentRes.TimedOut:
+		closeReason, verify.Failure = agentRes.Ending()
 	}
 	if agentDone || abortReason != "" {
 		verify.Agent = &agentRes

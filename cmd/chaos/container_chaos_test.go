@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 )
 
 // TestContainerChaosDynamic: a plan whose agent runs in a container and uses {chaos} says
@@ -29,7 +29,7 @@ func TestContainerChaosDynamic(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "chaos")
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
 	const dynamic = "/bin/sh" // linked dynamically on glibc hosts
-	if activities.StaticBinary(dynamic) == nil {
+	if trial.StaticBinary(dynamic) == nil {
 		t.Skipf("%s is no dynamically linked ELF binary here", dynamic)
 	}
 	tests := []struct {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/crashwall/chaos/activities"
+	"github.com/crashwall/chaos/trial"
 )
 
 func main() {
@@ -16,7 +16,7 @@ func main() {
 	defer stop()
 	stopProfile := startCPUProfile()
 	// This executable is chaos: its workers may run agents under `chaos reap`.
-	activities.ExecutableIsChaos = true
+	trial.ExecutableIsChaos = true
 	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(os.Args[1:])

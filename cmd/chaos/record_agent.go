@@ -16,6 +16,7 @@ import (
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/spec/infer"
 )
@@ -107,7 +108,7 @@ func recordAgent(ctx context.Context, opts recordSession, use func(infer.Recordi
 	runErr := cmd.Run()
 	wall.Close()
 	srv.Close()
-	hub.Close("agent exited")
+	hub.Close(run.AgentExited)
 	if actx.Err() != nil {
 		return badInput(fmt.Errorf("the agent ran past --timeout %s; no spec was written (the record is at %s)", opts.Timeout, recPath))
 	}

@@ -12,11 +12,11 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/container"
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 	"github.com/crashwall/chaos/worker"
 	"github.com/crashwall/chaos/workflows"
 )
@@ -151,7 +151,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if flags.Address == "" {
 		// This process's worker makes the sandboxes: a work root it must not use stops
 		// the run before anything starts.
-		if _, err := activities.ReadyWorkRoot(""); err != nil {
+		if _, err := trial.ReadyWorkRoot(""); err != nil {
 			return badInput(err)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 )
 
 // agentCommands fills in each cell's agent command as its trials will run it (the wall's
@@ -39,7 +39,7 @@ func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, erro
 			continue
 		}
 		seen[t.Cell] = true
-		cmd, err := activities.PreviewAgentCommand(s, t, template, bin, specPath)
+		cmd, err := trial.PreviewAgentCommand(s, t, template, bin, specPath)
 		if err != nil {
 			return nil, badInput(err)
 		}
@@ -48,7 +48,7 @@ func agentCommands(opts *RunOptions, s *spec.Spec, p *spec.Plan) ([]string, erro
 			if len(lines) == 0 {
 				lines = append(lines, "agent runtime docker: "+s.Agent.Container.Describe())
 			}
-		} else if err := activities.CheckAgentExecutable(cmd.Program, s.Workspace, path); err != nil {
+		} else if err := trial.CheckAgentExecutable(cmd.Program, s.Workspace, path); err != nil {
 			return nil, badInput(fmt.Errorf("cell %s: %w", t.Cell, err))
 		}
 		// The command as the agent's shell gets it (tokens are references to variables,
@@ -71,7 +71,7 @@ func containerChaos(s *spec.Spec, template, bin string) string {
 	if !s.Agent.IsDocker() || !strings.Contains(template, "{chaos}") {
 		return ""
 	}
-	if err := activities.StaticBinary(bin); err != nil {
+	if err := trial.StaticBinary(bin); err != nil {
 		return fmt.Sprintf("warning: {chaos} in the agent's container is %s, which is linked dynamically: an image without the host's C library cannot start it (sh: /chaos/chaos: not found); build chaos with CGO_ENABLED=0 go build ./cmd/chaos (docs/deploy.md)", bin)
 	}
 	return ""
@@ -106,7 +106,7 @@ func planSpec(opts *RunOptions) (*spec.Spec, []byte, *spec.Plan, error) {
 	}
 	s.Path = opts.Spec
 	// What this process prints or sends to Temporal holds none of the values.
-	activities.LearnSecrets(s)
+	trial.LearnSecrets(s)
 	// The flags take the ranges and messages of the spec's keys; 0 is the spec's value.
 	if msg := spec.ReplicatesProblem("--reps", int64(opts.Reps)); opts.Reps != 0 && msg != "" {
 		return nil, nil, nil, badInput(errors.New(msg))

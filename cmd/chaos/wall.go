@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
@@ -18,6 +17,7 @@ import (
 	"github.com/crashwall/chaos/proxies/upstream"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/trial"
 )
 
 // WallOptions are the inputs of `chaos wall`.
@@ -96,7 +96,7 @@ func wallRun(ctx context.Context, opts *WallOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	activities.LearnSecrets(s) // the record holds none of the values
+	trial.LearnSecrets(s) // the record holds none of the values
 	var src hub.ToolSource
 	if len(s.Servers) > 0 { // real servers behind the wall: reach them here
 		up, err := upstream.OpenUpstream(ctx, upstream.UpstreamConfig{Spec: s})

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package activities
-
-import "os"
-
-// awaitExit returns at once where there is no pidfd: the Wait that follows blocks a
-// thread while the agent runs.
-func awaitExit(*os.Process) {}

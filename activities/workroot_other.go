@@ -1,8 +1,0 @@
-//go:build !unix
-
-package activities
-
-import "io/fs"
-
-// fileOwner: no uid to compare where files have none.
-func fileOwner(fs.FileInfo) (int, bool) { return 0, false }
