@@ -15,8 +15,8 @@ import (
 // it what it can do through the optional capabilities below, by type assertion, as
 // toxiproxy finds its stateful toxics; no other package names a family.
 //
-//	spec loader ──names, needs, variants──> Entry ──> Family.Hits / Family.Apply <── hub, walls
-//	                                          └──> capabilities: EndsSession, SimulatedOnly, Lasting, BrowserFault, StructuredDamager
+//	spec loader ──names, needs, variants──> Entry ──Family──> Hits, Apply          <── the hub
+//	chaos faults, manual, skill tests ─────────┘   └─capabilities (type assertion) <── the hub's login, the browser wall
 
 // Family is the core of a tool fault: which call it hits and what the wall answers.
 type Family interface {
@@ -30,7 +30,7 @@ type Family interface {
 // variants, how it describes a condition, when it takes success away, and where manual
 // mode and skill tests use it.
 type Entry struct {
-	// Name is the family's name in specs ("phantom_success").
+	// Name is the family's name in specs (such as phantom_success).
 	Name string
 	// Rank places the family in every listing (chaos faults, the spec loader's messages,
 	// docs/faults.md and docs/verdicts.md's table): lower first.
