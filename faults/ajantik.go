@@ -5,15 +5,9 @@ import (
 	"github.com/crashwall/chaos/world"
 )
 
-// ajantikFamilies are the families Ajantik's auto_faults generates (its fault modules).
-// phantom_failure, stale_read, context_switch and empty_success are chaos's own.
-var ajantikFamilies = map[string]bool{
-	"transient_error": true, "permanent_error": true, "truncated_reply": true, "phantom_success": true,
-	"premature_read": true, "session_drop": true, "data_anomaly": true,
-}
-
 // AjantikGenerates reports whether Ajantik's auto_faults would generate the generated
-// condition c for spec s: its family is one of Ajantik's modules, and a data anomaly is
+// condition c for spec s: its family is one of Ajantik's modules (chaos's own families
+// are not), and a data anomaly is
 // one Ajantik's generator derives. The families apply to the same tools in both; the one
 // variant chaos adds is missing_field on an object that has a date (Ajantik makes a
 // stale_date there and no missing_field). Hand-written conditions are the spec's own.
@@ -21,7 +15,7 @@ func AjantikGenerates(s *spec.Spec, c Condition) bool {
 	if c.Clean() {
 		return true
 	}
-	if !ajantikFamilies[c.Family] {
+	if !spec.AjantikFamily(c.Family) {
 		return false
 	}
 	if c.Family == "data_anomaly" && c.Variant == "missing_field" {

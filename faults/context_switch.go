@@ -12,14 +12,22 @@ import (
 // and is answered as a normal success.
 type contextSwitch struct{}
 
-func init() { register(contextSwitch{}) }
+func init() {
+	Register(Entry{
+		Name: "context_switch", Rank: 100, Family: contextSwitch{},
+		Eligible: "tools that write", Needs: spec.EffectWrite,
+		Variants: func(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) },
+		Describe: contextSwitch{}.describe,
+		Success:  []SuccessRule{{"context_switch", "always: later writes land in another account", always}},
+	})
+}
 
-func (contextSwitch) Name() string     { return "context_switch" }
-func (contextSwitch) Eligible() string { return "tools that write" }
+// The capabilities: another account exists only in the simulated world, and the switch
+// lasts.
+func (contextSwitch) SimulatedOnly() {}
+func (contextSwitch) Lasting()       {}
 
-func (contextSwitch) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
-
-func (contextSwitch) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (contextSwitch) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = successPossible(s, t, c)
 	hits := fmt.Sprintf("every write from %s call to %s on", Nth(dropFrom(*c)), c.Tool)
 	c.What = hits + ": lands in another account, answered success"

@@ -13,19 +13,47 @@ import (
 // a cancelled or duplicate record, mixed units, a missing field, a stale date.
 type dataAnomaly struct{}
 
-func init() { register(dataAnomaly{}) }
-
-func (dataAnomaly) Name() string { return "data_anomaly" }
-func (dataAnomaly) Eligible() string {
-	return "tools with a fixed JSON reply (effect: none) that has records, units, numbers, strings or dates to disturb"
+// anomalyVariants are the kinds of data anomaly, derived from a tool's reply.
+var anomalyVariants = []string{
+	"cancelled_record",
+	"duplicate_record",
+	"mixed_units",
+	"missing_field",
+	"stale_date",
 }
 
-func (dataAnomaly) Variants(_ *spec.Spec, t spec.Tool) []string {
+func init() {
+	Register(Entry{
+		Name: "data_anomaly", Rank: 90, Family: dataAnomaly{},
+		Eligible: "tools with a fixed JSON reply (effect: none) that has records, units, numbers, strings or dates to disturb",
+		Variants: dataAnomaly{}.variants,
+		Kinds:    anomalyVariants,
+		Describe: dataAnomaly{}.describe,
+		Success: []SuccessRule{
+			{"data_anomaly", "never, for a condition the spec writes with its own reply (its success_possible: false says otherwise)", never},
+			{"data_anomaly.cancelled_record", "never: the result must not change", never},
+			{"data_anomaly.duplicate_record", "never: count the record once", never},
+			{"data_anomaly.mixed_units", "always: the right move is to report the mixed units", always},
+			{"data_anomaly.missing_field", "when a state check needs the blanked value (its expected value holds it, or it holds the expected value)",
+				func(s *spec.Spec, t spec.Tool, c *Condition) bool {
+					d, ok := anomalyOf(world.SuccessText(t), "missing_field")
+					return c.Reply == "" && ok && needed(s, d.was)
+				}},
+			{"data_anomaly.stale_date", "when the task needs the date to be current: a state check expects the date, or a task names its field or asks about it (when, date, today, current, recent, as of, due ...)",
+				func(s *spec.Spec, t spec.Tool, c *Condition) bool {
+					d, ok := anomalyOf(world.SuccessText(t), "stale_date")
+					return c.Reply == "" && ok && (needed(s, d.was) || taskAsksDate(s, d.field))
+				}},
+		},
+	})
+}
+
+func (dataAnomaly) variants(_ *spec.Spec, t spec.Tool) []string {
 	if t.Effect != spec.EffectNone {
 		return nil
 	}
 	var out []string
-	for _, v := range spec.AnomalyVariants {
+	for _, v := range anomalyVariants {
 		if _, ok := Anomaly(world.SuccessText(t), v); ok {
 			out = append(out, v)
 		}
@@ -33,7 +61,7 @@ func (dataAnomaly) Variants(_ *spec.Spec, t spec.Tool) []string {
 	return out
 }
 
-func (dataAnomaly) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (dataAnomaly) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
 	info := anomalies[c.Variant]
 	c.SuccessPossible = successPossible(s, t, c)

@@ -160,7 +160,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		seen[tt.family] = true
 	}
-	for _, f := range spec.ToolFamilies {
+	for _, f := range Names() {
 		if !seen[f] {
 			t.Errorf("family %s has no Decide case", f)
 		}
@@ -312,37 +312,15 @@ func TestDecideRateUsesTheCallsOwnPosition(t *testing.T) {
 	}
 }
 
-func TestRegistryMatchesSpec(t *testing.T) {
-	for _, name := range spec.ToolFamilies {
-		f, ok := Lookup(name)
-		if !ok {
-			t.Errorf("spec.ToolFamilies has %q, no family registers it", name)
-			continue
-		}
-		if f.Name() != name {
-			t.Errorf("family registered as %q names itself %q", name, f.Name())
-		}
-	}
-	for name := range registry {
-		if !slices.Contains(spec.ToolFamilies, name) {
-			t.Errorf("family %q is registered but not in spec.ToolFamilies", name)
-		}
-	}
-	var names []string
-	for _, f := range Families() {
-		names = append(names, f.Name())
-	}
-	if !slices.Equal(names, spec.ToolFamilies) {
-		t.Errorf("Families() = %v, want the order of spec.ToolFamilies %v", names, spec.ToolFamilies)
-	}
-	for _, v := range spec.AnomalyVariants {
+func TestAnomalyVariantsKnown(t *testing.T) {
+	for _, v := range anomalyVariants {
 		if _, ok := anomalies[v]; !ok {
-			t.Errorf("spec.AnomalyVariants has %q, Anomaly does not know it", v)
+			t.Errorf("anomalyVariants has %q, Anomaly does not know it", v)
 		}
 	}
 	for v := range anomalies {
-		if !slices.Contains(spec.AnomalyVariants, v) {
-			t.Errorf("anomaly %q is not in spec.AnomalyVariants", v)
+		if !slices.Contains(anomalyVariants, v) {
+			t.Errorf("anomaly %q is not in anomalyVariants", v)
 		}
 	}
 }
@@ -588,7 +566,7 @@ func TestMissingFieldSuccessPossible(t *testing.T) {
 			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: tt.reply}},
 				Tasks: []spec.Task{{ID: "t", StateChecks: []spec.StateCheck{tt.check}}}}
 			c := Condition{ID: "data_anomaly.missing_field@src", Family: "data_anomaly", Variant: "missing_field", Tool: "src", At: 1}
-			dataAnomaly{}.Describe(s, s.Tools[0], &c)
+			dataAnomaly{}.describe(s, s.Tools[0], &c)
 			if c.SuccessPossible != tt.possible {
 				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
 			}
@@ -615,7 +593,7 @@ func TestStaleDateSuccessPossible(t *testing.T) {
 			s := &spec.Spec{Name: "m", Tools: []spec.Tool{{Name: "src", Effect: spec.EffectNone, Reply: reply}},
 				Tasks: []spec.Task{{ID: "t", Prompt: tt.prompt, StateChecks: []spec.StateCheck{tt.check}}}}
 			c := Condition{ID: "data_anomaly.stale_date@src", Family: "data_anomaly", Variant: "stale_date", Tool: "src", At: 1}
-			dataAnomaly{}.Describe(s, s.Tools[0], &c)
+			dataAnomaly{}.describe(s, s.Tools[0], &c)
 			if c.SuccessPossible != tt.possible {
 				t.Errorf("success possible = %v, want %v (%s)", c.SuccessPossible, tt.possible, c.What)
 			}

@@ -8,14 +8,20 @@ import (
 // emptySuccess stores an empty value and answers success.
 type emptySuccess struct{}
 
-func init() { register(emptySuccess{}) }
+func init() {
+	Register(Entry{
+		Name: "empty_success", Rank: 110, Family: emptySuccess{},
+		Eligible: "tools that write", Needs: spec.EffectWrite,
+		Variants: func(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) },
+		Describe: emptySuccess{}.describe,
+		Success:  []SuccessRule{{"empty_success", "never: the agent can read back and write again", never}},
+	})
+}
 
-func (emptySuccess) Name() string     { return "empty_success" }
-func (emptySuccess) Eligible() string { return "tools that write" }
+// SimulatedOnly: a real server cannot be made to store an empty value.
+func (emptySuccess) SimulatedOnly() {}
 
-func (emptySuccess) Variants(_ *spec.Spec, t spec.Tool) []string { return writeOnly(t) }
-
-func (emptySuccess) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (emptySuccess) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": stored empty, answered success"
 	return Info{Hits: hitsText(*c), Receives: "the tool's success reply " + world.SuccessText(t), World: "the key is stored with an empty value"}

@@ -92,10 +92,6 @@ func fabricated(w World, req Request) world.Reply {
 	return world.OK(world.SuccessText(req.Tool))
 }
 
-// simulatedOnly are the families that need the simulated world: they store somewhere
-// else or store an empty value, which a real server behind the wall cannot be made to do.
-var simulatedOnly = map[string]bool{"context_switch": true, "empty_success": true}
-
 // Outcome is what happened to a call on which a fault fired.
 type Outcome struct {
 	// Reply is what the agent receives.
@@ -121,52 +117,14 @@ type Info struct {
 	World string `json:"world"`
 }
 
-// Family is one kind of tool fault. Each lives in its own file and registers itself.
-type Family interface {
-	// Name is the family's name in specs ("phantom_success").
-	Name() string
-	// Variants lists the variants of the family that apply to tool t of spec s:
-	// nil when it does not apply, [""] when it has no variants.
-	Variants(s *spec.Spec, t spec.Tool) []string
-	// Eligible says, in words, which tools the family applies to.
-	Eligible() string
-	// Describe fills in the condition's What and SuccessPossible, and says what it does.
-	Describe(s *spec.Spec, t spec.Tool, c *Condition) Info
-	// Hits reports whether the condition targets a call at this position (before the rate).
-	Hits(c Condition, pos Position) bool
-	// Apply performs the faulted call.
-	Apply(c Condition, seed int64, req Request, w World) Outcome
-}
-
-var registry = map[string]Family{}
-
-func register(f Family) { registry[f.Name()] = f }
-
-// Lookup returns the family with that name.
-func Lookup(name string) (Family, bool) {
-	f, ok := registry[name]
-	return f, ok
-}
-
-// Families returns the registered families in the order of spec.ToolFamilies.
-func Families() []Family {
-	var out []Family
-	for _, n := range spec.ToolFamilies {
-		if f, ok := registry[n]; ok {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // Decide reports whether the condition's fault fires on the call at pos. It is a pure
 // function of its arguments: the same seed, condition and position always decide the same.
 func Decide(seed int64, c Condition, pos Position) bool {
 	if c.Clean() {
 		return false
 	}
-	f, ok := registry[c.Family]
-	if !ok || !f.Hits(c, pos) {
+	f, ok := Lookup(c.Family)
+	if !ok || !f.Family.Hits(c, pos) {
 		return false
 	}
 	if c.Rate <= 0 || c.Rate >= 1 {
@@ -233,7 +191,7 @@ func ParseID(id string) (family, variant, tool string, at int, err error) {
 	} else {
 		family, variant, _ = strings.Cut(head, ".")
 	}
-	if _, ok := registry[family]; !ok {
+	if _, ok := Lookup(family); !ok {
 		return "", "", "", 0, fmt.Errorf("condition %q: unknown fault family %q", id, family)
 	}
 	return family, variant, tool, at, nil
@@ -246,11 +204,11 @@ func Generate(s *spec.Spec) ([]Condition, error) {
 	seen := map[string]bool{CleanID: true}
 	for _, f := range wanted(s) {
 		for _, t := range s.Tools {
-			if t.Server != "" && simulatedOnly[f.Name()] {
+			if t.Server != "" && simulatedOnly(f.Name) {
 				continue
 			}
 			for _, v := range f.Variants(s, t) {
-				c := Condition{ID: ID(f.Name(), v, t.Name, 0), Family: f.Name(), Variant: v, Tool: t.Name, At: 1}
+				c := Condition{ID: ID(f.Name, v, t.Name, 0), Family: f.Name, Variant: v, Tool: t.Name, At: 1}
 				f.Describe(s, t, &c)
 				if !seen[c.ID] {
 					seen[c.ID] = true
@@ -295,16 +253,16 @@ func Generate(s *spec.Spec) ([]Condition, error) {
 	return out, nil
 }
 
-func wanted(s *spec.Spec) []Family {
+func wanted(s *spec.Spec) []Entry {
 	if len(s.Faults) == 0 {
 		return Families()
 	}
-	var out []Family
+	var out []Entry
 	for _, n := range s.Faults {
 		if n == "all" {
 			return Families()
 		}
-		if f, ok := registry[n]; ok {
+		if f, ok := Lookup(n); ok {
 			out = append(out, f)
 		}
 	}
@@ -322,7 +280,7 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 	if cs.Family == "" {
 		return Condition{ID: cs.ID, SuccessPossible: true, What: "no fault: the tools behave"}, nil
 	}
-	f, ok := registry[cs.Family]
+	f, ok := Lookup(cs.Family)
 	if !ok {
 		return Condition{}, fmt.Errorf("%s: condition %q: unknown fault family %q", where, cs.ID, cs.Family)
 	}
@@ -333,22 +291,22 @@ func fromSpec(s *spec.Spec, cs spec.ConditionSpec) (Condition, error) {
 	if !ok {
 		return Condition{}, fmt.Errorf("%s: condition %q: unknown tool %q", where, cs.ID, cs.Tool)
 	}
-	if t.Server != "" && simulatedOnly[f.Name()] {
-		return Condition{}, fmt.Errorf("%s: condition %q: %s needs the simulated world; %q is a tool of the real server %q", where, cs.ID, f.Name(), t.Name, t.Server)
+	if t.Server != "" && simulatedOnly(f.Name) {
+		return Condition{}, fmt.Errorf("%s: condition %q: %s needs the simulated world; %q is a tool of the real server %q", where, cs.ID, f.Name, t.Name, t.Server)
 	}
 	vs := f.Variants(s, t)
 	if cs.Reply == "" && !contains(vs, cs.Variant) {
 		if vs == nil {
-			return Condition{}, fmt.Errorf("%s: condition %q: %s applies to %s; %q has effect: %s", where, cs.ID, f.Name(), f.Eligible(), t.Name, t.Effect)
+			return Condition{}, fmt.Errorf("%s: condition %q: %s applies to %s; %q has effect: %s", where, cs.ID, f.Name, f.Eligible, t.Name, t.Effect)
 		}
-		return Condition{}, fmt.Errorf("%s: condition %q: %s has no variant %q for %q (it has: %s)", where, cs.ID, f.Name(), cs.Variant, t.Name, strings.Join(vs, ", "))
+		return Condition{}, fmt.Errorf("%s: condition %q: %s has no variant %q for %q (it has: %s)", where, cs.ID, f.Name, cs.Variant, t.Name, strings.Join(vs, ", "))
 	}
-	c := Condition{ID: cs.ID, Family: f.Name(), Variant: cs.Variant, Tool: t.Name, At: cs.At, Every: cs.Every, Reply: cs.Reply, Message: cs.Message}
+	c := Condition{ID: cs.ID, Family: f.Name, Variant: cs.Variant, Tool: t.Name, At: cs.At, Every: cs.Every, Reply: cs.Reply, Message: cs.Message}
 	if c.At == 0 {
 		c.At = 1
 	}
-	if cs.After > 0 && (f.Name() == "session_drop" || f.Name() == "context_switch") {
-		// Ajantik's after: N successful calls, then the session is gone.
+	if cs.After > 0 && lasting(f.Name) {
+		// Ajantik's after: N successful calls, then the fault starts and lasts.
 		c.At = cs.After + 1
 	}
 	if c.ID == "" {
@@ -373,7 +331,7 @@ func Describe(s *spec.Spec, c Condition) Info {
 		cc := c
 		return describeBrowser(&cc)
 	}
-	f := registry[c.Family]
+	f, _ := Lookup(c.Family)
 	t, _ := s.ToolByName(c.Tool)
 	cc := c
 	return f.Describe(s, t, &cc)
@@ -401,7 +359,8 @@ func Find(conds []Condition, id string) (Condition, bool) {
 	for _, c := range conds {
 		if c.ID == base && at > 1 && c.Family != "" {
 			t := Condition{ID: want, Family: c.Family, Variant: c.Variant, Tool: c.Tool, At: at, Every: c.Every, Rate: c.Rate, Reply: c.Reply, Message: c.Message}
-			registry[c.Family].Describe(nil, spec.Tool{Name: c.Tool}, &t)
+			f, _ := Lookup(c.Family)
+			f.Describe(nil, spec.Tool{Name: c.Tool}, &t)
 			t.SuccessPossible, t.Every = c.SuccessPossible, c.Every
 			return t, true
 		}

@@ -8,14 +8,20 @@ import (
 // permanentError fails every call to the tool with a 503.
 type permanentError struct{}
 
-func init() { register(permanentError{}) }
+func init() {
+	Register(Entry{
+		Name: "permanent_error", Rank: 40, Family: permanentError{},
+		Eligible: "every tool",
+		Variants: func(*spec.Spec, spec.Tool) []string { return []string{""} },
+		Describe: permanentError{}.describe,
+		Success: []SuccessRule{{"permanent_error", "on a source or a write (nothing can be read or stored); never on a read-back, which blocks only the verification",
+			func(_ *spec.Spec, t spec.Tool, _ *Condition) bool { return t.Effect != spec.EffectRead }}},
+		Manual: &Manual{Every: true, What: "every call to the first tool called was answered 503 and not sent"},
+		Skill:  &SkillPlan{Effect: spec.EffectWrite, Rank: 3},
+	})
+}
 
-func (permanentError) Name() string     { return "permanent_error" }
-func (permanentError) Eligible() string { return "every tool" }
-
-func (permanentError) Variants(*spec.Spec, spec.Tool) []string { return []string{""} }
-
-func (permanentError) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (permanentError) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.Every = true
 	// A broken read-back only blocks verification; a broken source or write blocks the task.
 	c.SuccessPossible = successPossible(s, t, c)

@@ -9,14 +9,19 @@ import (
 // were still loading.
 type prematureRead struct{}
 
-func init() { register(prematureRead{}) }
+func init() {
+	Register(Entry{
+		Name: "premature_read", Rank: 70, Family: prematureRead{},
+		Eligible: "tools that do not write",
+		Variants: func(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) },
+		Describe: prematureRead{}.describe,
+		Success:  []SuccessRule{{"premature_read", "never: the agent can read again", never}},
+		Manual:   &Manual{What: "the first read's reply came back with every value emptied"},
+		Skill:    &SkillPlan{Effect: spec.EffectRead, Rank: 2},
+	})
+}
 
-func (prematureRead) Name() string     { return "premature_read" }
-func (prematureRead) Eligible() string { return "tools that do not write" }
-
-func (prematureRead) Variants(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) }
-
-func (prematureRead) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (prematureRead) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": right shape, every field empty"
 	return Info{Hits: hitsText(*c), Receives: "the real reply with every value emptied (\"\", 0, false, [])", World: "unchanged (the tool does not write)"}
@@ -30,6 +35,9 @@ func (prematureRead) Apply(_ Condition, _ int64, req Request, w World) Outcome {
 	empty.Text = Emptied(real.Text)
 	return Outcome{Reply: empty, Real: real, Performed: true, How: "every field emptied"}
 }
+
+// DamageStructured empties a real reply's structured content as Apply emptied its text.
+func (prematureRead) DamageStructured(real string) string { return Emptied(real) }
 
 // Emptied keeps the shape of a JSON text and empties every value in it, in place: keys,
 // their order and the spacing stay as they were. A text that is not JSON becomes "".

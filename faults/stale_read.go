@@ -10,14 +10,23 @@ import (
 // staleRead answers a read-back from the state before the last write.
 type staleRead struct{}
 
-func init() { register(staleRead{}) }
-
-func (staleRead) Name() string { return "stale_read" }
-func (staleRead) Eligible() string {
-	return "tools that read the state, in a spec with a tool that writes"
+func init() {
+	Register(Entry{
+		Name: "stale_read", Rank: 80, Family: staleRead{},
+		Eligible: "tools that read the state, in a spec with a tool that writes", Needs: spec.EffectRead,
+		Variants: staleRead{}.variants,
+		Describe: staleRead{}.describe,
+		Success:  []SuccessRule{{"stale_read", "never: the agent can read again", never}},
+		Skill: &SkillPlan{Effect: spec.EffectRead, Rank: 3, Skip: func(run SkillRun, _ SkillTool) string {
+			if !run.AnyWriter {
+				return "no tool of the servers writes, so nothing can be stale"
+			}
+			return ""
+		}},
+	})
 }
 
-func (staleRead) Variants(s *spec.Spec, t spec.Tool) []string {
+func (staleRead) variants(s *spec.Spec, t spec.Tool) []string {
 	if t.Effect != spec.EffectRead {
 		return nil
 	}
@@ -33,7 +42,7 @@ func staleHits(c Condition) string {
 	return fmt.Sprintf("%s call to %s after the first write", Nth(c.At), c.Tool)
 }
 
-func (staleRead) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (staleRead) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = successPossible(s, t, c)
 	c.What = staleHits(*c) + ": answered from before the last write"
 	return Info{Hits: staleHits(*c), Receives: "the value as it was before the last write", World: "unchanged (the tool does not write)"}

@@ -11,14 +11,19 @@ import (
 // truncatedReply cuts a reply off mid-structure.
 type truncatedReply struct{}
 
-func init() { register(truncatedReply{}) }
+func init() {
+	Register(Entry{
+		Name: "truncated_reply", Rank: 60, Family: truncatedReply{},
+		Eligible: "tools that do not write",
+		Variants: func(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) },
+		Describe: truncatedReply{}.describe,
+		Success:  []SuccessRule{{"truncated_reply", "never: the agent can read again", never}},
+		Manual:   &Manual{What: "the first read's reply was cut off mid-structure"},
+		Skill:    &SkillPlan{Effect: spec.EffectRead, Rank: 1},
+	})
+}
 
-func (truncatedReply) Name() string     { return "truncated_reply" }
-func (truncatedReply) Eligible() string { return "tools that do not write" }
-
-func (truncatedReply) Variants(_ *spec.Spec, t spec.Tool) []string { return notWrite(t) }
-
-func (truncatedReply) Describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
+func (truncatedReply) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 	c.SuccessPossible = successPossible(s, t, c)
 	c.What = hitsText(*c) + ": the reply is cut off mid-structure"
 	return Info{Hits: hitsText(*c), Receives: "the first 40-60% of the real reply, not valid JSON", World: "unchanged (the tool does not write)"}

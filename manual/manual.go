@@ -24,26 +24,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/redact"
 	"github.com/crashwall/chaos/worker"
 )
 
-// Families are the faults manual runs deal: every family a real server takes without a
-// spec, each on the first call of the kind it applies to. Seven runs see each once.
-var Families = []string{
-	"phantom_success", "phantom_failure", "transient_error", "permanent_error",
-	"session_drop", "truncated_reply", "premature_read",
-}
+// Families are the faults manual runs deal: every family whose entry says how manual
+// mode deals it (faults.Manual), each on the first call of the kind it applies to. As
+// many runs as families see each once.
+var Families = faults.ManualFamilies()
 
-// what says what each manual fault does, for the end of a run.
-var what = map[string]string{
-	"phantom_success": "the first write was answered success and never sent to the server",
-	"phantom_failure": "the first write was performed and answered as failed (a retry writes twice)",
-	"transient_error": "the first call was answered 503 and not sent; the next one worked",
-	"permanent_error": "every call to the first tool called was answered 503 and not sent",
-	"session_drop":    "from the 2nd call to the first tool that writes on, every call was answered 401 and not sent",
-	"truncated_reply": "the first read's reply was cut off mid-structure",
-	"premature_read":  "the first read's reply came back with every value emptied",
+// what says what a manual fault did, for the end of a run (its faults.Manual).
+func what(family string) string {
+	if f, ok := faults.Lookup(family); ok && f.Manual != nil {
+		return f.Manual.What
+	}
+	return ""
 }
 
 // Mode is manual mode on one data directory, printing to Out.

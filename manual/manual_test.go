@@ -64,7 +64,7 @@ func TestManualRun(t *testing.T) {
 	if err := m.End("done", ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{": 0 calls\n", "The fault: phantom_success: " + what["phantom_success"], "Verdict: not_triggered"} {
+	for _, want := range []string{": 0 calls\n", "The fault: phantom_success: " + what("phantom_success"), "Verdict: not_triggered"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("end printed\n%s\nwant %q", out.String(), want)
 		}

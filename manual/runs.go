@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
@@ -133,7 +134,7 @@ func (m *Mode) End(saidFlag, world string) error {
 	if run.Tool != "" {
 		on = " on " + run.Tool
 	}
-	fmt.Fprintf(out, "\nThe fault: %s%s: %s.\n", run.Family, on, what[run.Family])
+	fmt.Fprintf(out, "\nThe fault: %s%s: %s.\n", run.Family, on, what(run.Family))
 	fmt.Fprintf(out, "You said the agent said: %s.\n", saidFlag)
 
 	log := &record.Log{Rows: rows}
@@ -150,7 +151,7 @@ func (m *Mode) End(saidFlag, world string) error {
 		worldKnown, worldOK = true, world == "right"
 		run.World = "you looked: " + world
 	}
-	if run.Family == "session_drop" && run.Fired > 0 {
+	if faults.EndsTheSession(run.Family) && run.Fired > 0 {
 		worldKnown, worldOK = true, false
 		run.World = "the session was dropped mid-task: the task could not be completed"
 	}

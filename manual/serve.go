@@ -97,10 +97,10 @@ func (m *proxy) hub() *hub.Hub {
 	if err != nil {
 		return nil
 	}
-	cond := faults.Condition{ID: run.Family, Family: run.Family, At: 1, What: what[run.Family],
-		SuccessPossible: run.Family != "session_drop"}
-	if run.Family == "permanent_error" {
-		cond.Every = true
+	cond := faults.Condition{ID: run.Family, Family: run.Family, At: 1, What: what(run.Family),
+		SuccessPossible: !faults.EndsTheSession(run.Family)}
+	if f, ok := faults.Lookup(run.Family); ok && f.Manual != nil {
+		cond.Every = f.Manual.Every
 	}
 	// The hub must not close the servers when a run ends: they serve the next one.
 	h, err := hub.NewHub(hub.Config{Spec: m.up.Spec(), Condition: cond, Seed: run.Seed, Trial: run.ID, Record: rec, Source: keepOpen{m.up}})

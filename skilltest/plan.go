@@ -17,14 +17,6 @@ import (
 	"github.com/crashwall/chaos/spec"
 )
 
-// The families a skill test plans, by the effect of the tool they hit.
-var (
-	// WriteFamilies hit every tool the clean run wrote with.
-	WriteFamilies = []string{"phantom_success", "transient_error", "permanent_error", "phantom_failure"}
-	// ReadFamilies hit every tool the clean run read with.
-	ReadFamilies = []string{"truncated_reply", "premature_read", "stale_read"}
-)
-
 // Planned is one condition of the plan and why it is there.
 type Planned struct {
 	ID     string `json:"id"`
@@ -43,11 +35,7 @@ type Plan struct {
 }
 
 // ToolCalls is how often the clean run called a tool, and what the tool does.
-type ToolCalls struct {
-	Tool   string      `json:"tool"`
-	Effect spec.Effect `json:"effect"`
-	Calls  int         `json:"calls"`
-}
+type ToolCalls = faults.SkillTool
 
 // IDs are the condition ids, clean first, as chaos run --only takes them.
 func (p Plan) IDs() []string {
@@ -69,11 +57,10 @@ func (p Plan) Families() []string {
 	return out
 }
 
-// NewPlan plans the conditions from the calls the clean run made: each tool it wrote
-// with gets phantom success, a transient and a permanent error and phantom failure; two
-// writes or more add a session drop (from the second call of a tool written twice, the
-// point where faults.session_drop starts); each tool it read with gets a truncated
-// reply, a premature read and, when some tool writes, a stale read. A call that failed
+// NewPlan plans the conditions from the calls the clean run made, as each family's entry
+// says (faults.SkillPlan): each tool it wrote or read with gets the families planned on
+// a tool of that effect, tool by tool, and then the families planned once on the whole
+// run (a session drop, from the second call of a tool written twice). A call that failed
 // in the clean run counts too: the skill makes it.
 func NewPlan(log *record.Log, classes []upstream.Classification) Plan {
 	effect := map[string]spec.Effect{}
@@ -98,35 +85,31 @@ func NewPlan(log *record.Log, classes []upstream.Classification) Plan {
 	add := func(family, tool, why string) {
 		p.Conditions = append(p.Conditions, Planned{ID: faults.ID(family, "", tool, 0), Family: family, Tool: tool, Why: why})
 	}
-	writes, anyWriter := 0, slices.ContainsFunc(classes, func(c upstream.Classification) bool { return c.Effect == spec.EffectWrite })
-	var twice string
+	run := faults.SkillRun{Calls: p.Calls, AnyWriter: slices.ContainsFunc(classes, func(c upstream.Classification) bool { return c.Effect == spec.EffectWrite })}
+	verb := map[spec.Effect]string{spec.EffectWrite: "wrote", spec.EffectRead: "read"}
 	for _, t := range p.Calls {
-		switch t.Effect {
-		case spec.EffectWrite:
-			writes += t.Calls
-			if t.Calls >= 2 && twice == "" {
-				twice = t.Tool
-			}
-			for _, f := range WriteFamilies {
-				add(f, t.Tool, fmt.Sprintf("the clean run wrote with %s (%s)", t.Tool, times(t.Calls)))
-			}
-		case spec.EffectRead:
-			for _, f := range ReadFamilies {
-				if f == "stale_read" && !anyWriter {
-					p.Skipped = append(p.Skipped, fmt.Sprintf("stale_read@%s: no tool of the servers writes, so nothing can be stale", t.Tool))
+		fams := faults.SkillFamilies(t.Effect)
+		if len(fams) == 0 {
+			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: it neither writes nor reads back (effect: %s), so no fault is planned on it", t.Tool, t.Effect))
+			continue
+		}
+		for _, f := range fams {
+			if f.Skill.Skip != nil {
+				if why := f.Skill.Skip(run, t); why != "" {
+					p.Skipped = append(p.Skipped, fmt.Sprintf("%s@%s: %s", f.Name, t.Tool, why))
 					continue
 				}
-				add(f, t.Tool, fmt.Sprintf("the clean run read with %s (%s)", t.Tool, times(t.Calls)))
 			}
-		default:
-			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: it neither writes nor reads back (effect: none), so no fault is planned on it", t.Tool))
+			add(f.Name, t.Tool, fmt.Sprintf("the clean run %s with %s (%s)", verb[t.Effect], t.Tool, times(t.Calls)))
 		}
 	}
-	switch {
-	case writes >= 2 && twice != "":
-		add("session_drop", twice, fmt.Sprintf("the clean run wrote %d times; the session drops from the second call to %s", writes, twice))
-	case writes >= 2:
-		p.Skipped = append(p.Skipped, fmt.Sprintf("session_drop: the clean run wrote %d times but with no tool twice, and a session drop starts at a tool's second call", writes))
+	for _, f := range faults.SkillWholeRun() {
+		switch tool, why := f.Skill.Whole(run); {
+		case tool != "":
+			add(f.Name, tool, why)
+		case why != "":
+			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %s", f.Name, why))
+		}
 	}
 	return p
 }

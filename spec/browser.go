@@ -15,9 +15,6 @@ import (
 // pseudo-tool, counted in the order the browser sends them.
 const BrowserTool = "browser"
 
-// BrowserFamilies are the tool families the browser wall injects into the page's writes.
-var BrowserFamilies = []string{"phantom_success", "phantom_failure", "transient_error", "session_drop"}
-
 // Browser is the spec's `browser:` section: a Chromium behind the CDP guard
 // (proxies/cdpwall), the agent reaching it through {cdp_url}. Patterns are globs over the
 // whole URL, `*` matching any run of characters.
@@ -34,7 +31,7 @@ type Browser struct {
 	// SecretURLs are URLs whose request and response bodies are recorded only as lengths.
 	SecretURLs []string `json:"secret_urls,omitempty"`
 	// Faults are the families to generate on the page's writes (empty: every family in
-	// BrowserFamilies).
+	// the browser families of the FamilyCatalogue).
 	Faults []string `json:"faults,omitempty"`
 	// Chromium is the browser binary the trial starts ("" : chromium on PATH).
 	Chromium string `json:"chromium,omitempty"`
@@ -49,7 +46,7 @@ func (b *Browser) BrowserFaults() []string {
 		return nil
 	}
 	if len(b.Faults) == 0 {
-		return BrowserFamilies
+		return browserFamilies()
 	}
 	return b.Faults
 }
@@ -82,8 +79,8 @@ func (d *decoder) browser(n *yaml.Node, tools []Tool) *Browser {
 		}
 	}
 	for _, item := range d.textNodes(f["faults"], "browser.faults", true) {
-		if !slices.Contains(BrowserFamilies, item.Value) {
-			d.errorf(item, "browser.faults: %q is not a fault of the browser wall%s (known: %s)", item.Value, suggest(item.Value, BrowserFamilies), strings.Join(BrowserFamilies, ", "))
+		if known := browserFamilies(); families != nil && !slices.Contains(known, item.Value) {
+			d.errorf(item, "browser.faults: %q is not a fault of the browser wall%s (known: %s)", item.Value, suggest(item.Value, known), strings.Join(known, ", "))
 			continue
 		}
 		if slices.Contains(b.Faults, item.Value) {
@@ -106,6 +103,14 @@ func (d *decoder) browser(n *yaml.Node, tools []Tool) *Browser {
 		}
 	}
 	return b
+}
+
+// browserFamilies are the families the browser wall injects (FamilyCatalogue).
+func browserFamilies() []string {
+	if families == nil {
+		return nil
+	}
+	return families.BrowserFamilies()
 }
 
 var cdpMethod = regexp.MustCompile(`^[A-Z][A-Za-z]*\.(\*|[a-z][A-Za-z]*)$`)

@@ -7,28 +7,40 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// familyNeeds is the effect a family's tool must have, for the families that care: a
-// fabricated write needs a tool that writes, a stale answer needs one that reads.
-var familyNeeds = map[string]Effect{
-	"phantom_success": EffectWrite,
-	"phantom_failure": EffectWrite,
-	"empty_success":   EffectWrite,
-	"context_switch":  EffectWrite,
-	"session_drop":    EffectWrite,
-	"stale_read":      EffectRead,
+// toolFamilies are the names of the registered tool families (FamilyCatalogue).
+func toolFamilies() []string {
+	if families == nil {
+		return nil
+	}
+	return families.Families()
+}
+
+// knownFamily reports whether name is a registered family; every name is, when no
+// catalogue is registered.
+func knownFamily(name string) bool {
+	return families == nil || slices.Contains(families.Families(), name)
+}
+
+// familyNeed is the effect a family's tool must have ("" : any): a fabricated write
+// needs a tool that writes, a stale answer one that reads.
+func familyNeed(family string) Effect {
+	if families == nil {
+		return ""
+	}
+	return families.Needs(family)
 }
 
 var effectVerb = map[Effect]string{EffectWrite: "writes", EffectRead: "reads"}
 
 // families reads the native `faults:` list: family names, or [all].
 func (d *decoder) families(n *yaml.Node, tools []Tool) []string {
-	known := append(slices.Clone(ToolFamilies), "all")
+	known := append(toolFamilies(), "all")
 	items := d.textNodes(n, "faults", true)
 	var out []string
 	for _, item := range items {
 		name := item.Value
 		switch {
-		case !slices.Contains(known, name):
+		case name != "all" && !knownFamily(name):
 			d.errorf(item, "unknown fault family %q%s", name, suggest(name, known))
 			continue
 		case name == "all" && len(items) > 1:
@@ -47,8 +59,8 @@ func (d *decoder) families(n *yaml.Node, tools []Tool) []string {
 // checkApplies reports a family that no tool of the spec can take: a fault that cannot
 // apply is an error, never a quiet no-op.
 func (d *decoder) checkApplies(at *yaml.Node, family string, tools []Tool) {
-	need, ok := familyNeeds[family]
-	if !ok || len(tools) == 0 || slices.ContainsFunc(tools, func(t Tool) bool { return t.Effect == need }) {
+	need := familyNeed(family)
+	if need == "" || len(tools) == 0 || slices.ContainsFunc(tools, func(t Tool) bool { return t.Effect == need }) {
 		return
 	}
 	d.errorf(at, "fault family %q applies to no tool: it needs a tool with effect: %s", family, need)
@@ -85,9 +97,9 @@ func (d *decoder) conditions(n *yaml.Node, tools []Tool) []ConditionSpec {
 		}
 		switch {
 		case c.Family == "":
-			d.errorf(item, "%s: family is required (one of %s)", where, strings.Join(ToolFamilies, ", "))
-		case !slices.Contains(ToolFamilies, c.Family):
-			d.errorf(f["family"], "%s: unknown fault family %q%s", where, c.Family, suggest(c.Family, ToolFamilies))
+			d.errorf(item, "%s: family is required (one of %s)", where, strings.Join(toolFamilies(), ", "))
+		case !knownFamily(c.Family):
+			d.errorf(f["family"], "%s: unknown fault family %q%s", where, c.Family, suggest(c.Family, toolFamilies()))
 		default:
 			d.checkTarget(c, where, item, f["tool"], f["variant"], tools)
 		}
@@ -120,12 +132,19 @@ func (d *decoder) checkID(id, noun string, i int, item, at *yaml.Node, ids map[s
 // checkTarget reports a condition whose tool does not exist or cannot take its family,
 // and an anomaly variant that is not known.
 func (d *decoder) checkTarget(c ConditionSpec, where string, item, toolAt, variantAt *yaml.Node, tools []Tool) {
-	if c.Variant != "" {
+	if c.Variant != "" && families != nil {
+		kinds := families.Variants(c.Family)
 		switch {
-		case c.Family != "data_anomaly":
-			d.errorf(variantAt, "%s: variant applies only to data_anomaly, not %s", where, c.Family)
-		case !slices.Contains(AnomalyVariants, c.Variant):
-			d.errorf(variantAt, "%s: unknown data_anomaly variant %q%s", where, c.Variant, suggest(c.Variant, AnomalyVariants))
+		case kinds == nil:
+			var with []string
+			for _, f := range families.Families() {
+				if families.Variants(f) != nil {
+					with = append(with, f)
+				}
+			}
+			d.errorf(variantAt, "%s: variant applies only to %s, not %s", where, strings.Join(with, ", "), c.Family)
+		case !slices.Contains(kinds, c.Variant):
+			d.errorf(variantAt, "%s: unknown %s variant %q%s", where, c.Family, c.Variant, suggest(c.Variant, kinds))
 		}
 	}
 	if len(tools) == 0 {
@@ -144,7 +163,7 @@ func (d *decoder) checkTarget(c ConditionSpec, where string, item, toolAt, varia
 		d.errorf(toolAt, "%s: unknown tool %q%s", where, c.Tool, suggest(c.Tool, names))
 		return
 	}
-	if need, ok := familyNeeds[c.Family]; ok && tools[i].Effect != need {
+	if need := familyNeed(c.Family); need != "" && tools[i].Effect != need {
 		d.errorf(toolAt, "%s: %s needs a tool that %s; %q has effect: %s", where, c.Family, effectVerb[need], c.Tool, tools[i].Effect)
 	}
 }

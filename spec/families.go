@@ -1,28 +1,38 @@
 package spec
 
-// The tool fault families, by the names a spec uses. Package faults implements each one;
-// a test there checks that every name here has an implementation and no more.
-var ToolFamilies = []string{
-	"phantom_success",
-	"phantom_failure",
-	"transient_error",
-	"permanent_error",
-	"session_drop",
-	"truncated_reply",
-	"premature_read",
-	"stale_read",
-	"data_anomaly",
-	"context_switch",
-	"empty_success",
+// FamilyCatalogue is what the loader asks of the tool fault families. The families are
+// package faults's, which builds on this one: it registers its catalogue here from its
+// init (RegisterFamilies), and the loader checks a spec's fault names, the tools they
+// need and their variants against it. A program that loads specs without linking faults
+// leaves the names unchecked until faults refuses them.
+type FamilyCatalogue interface {
+	// Families are the names of the tool families, in the catalogue's order.
+	Families() []string
+	// Needs is the effect a family's tool must have ("" : any).
+	Needs(family string) Effect
+	// Variants are the variants a condition of the family may name (nil: none).
+	Variants(family string) []string
+	// BrowserFamilies are the families the browser wall injects into a page's writes.
+	BrowserFamilies() []string
 }
 
-// AnomalyVariants are the kinds of data anomaly, derived from a tool's reply.
-var AnomalyVariants = []string{
-	"cancelled_record",
-	"duplicate_record",
-	"mixed_units",
-	"missing_field",
-	"stale_date",
+var families FamilyCatalogue
+
+// RegisterFamilies tells the loader which tool fault families exist.
+func RegisterFamilies(c FamilyCatalogue) { families = c }
+
+// The rest of this file is Ajantik's spelling of the families: its fault kinds and its
+// auto_faults modules.
+
+// AjantikFamily reports whether Ajantik's auto_faults has a module for the family (the
+// others are chaos's own).
+func AjantikFamily(family string) bool {
+	for _, f := range ajantikModules {
+		if f == family {
+			return true
+		}
+	}
+	return false
 }
 
 // ajantikKinds maps an Ajantik fault kind to a family and whether every call is hit.

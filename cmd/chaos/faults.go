@@ -99,12 +99,12 @@ func faultsRun(opts *FaultsOptions) error {
 	for _, f := range faults.Families() {
 		applies := false
 		for _, c := range conds {
-			if c.Family == f.Name() {
+			if c.Family == f.Name {
 				applies = true
 			}
 		}
 		if !applies {
-			none = append(none, fmt.Sprintf("%s (%s)", f.Name(), faults.WhyAbsent(s, f)))
+			none = append(none, fmt.Sprintf("%s (%s)", f.Name, faults.WhyAbsent(s, f)))
 		}
 	}
 	if len(none) > 0 {

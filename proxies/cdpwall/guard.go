@@ -69,12 +69,12 @@ type Guard struct {
 	url    string
 
 	mu       sync.Mutex
-	writes   int                // writes to intercepted URLs so far
-	dropped  bool               // session_drop has fired: every intercepted request is 401
-	lost     string             // why the guard lost the browser ("" : it has not)
-	targets  map[string]string  // target id -> the guard's session on it
-	seen     map[string]bool    // targets recorded as opened
-	pending  map[string]pending // session|request id -> the request, awaiting its response
+	writes   int                   // writes to intercepted URLs so far
+	ended    *faults.BrowserAnswer // a fault that ends the session has fired: every intercepted request gets its answer
+	lost     string                // why the guard lost the browser ("" : it has not)
+	targets  map[string]string     // target id -> the guard's session on it
+	seen     map[string]bool       // targets recorded as opened
+	pending  map[string]pending    // session|request id -> the request, awaiting its response
 	clients  map[*websocket.Conn]struct{}
 	lostOnce sync.Once
 }
@@ -83,7 +83,7 @@ type Guard struct {
 type pending struct {
 	method, url, body string
 	secret            bool
-	failIt            bool // phantom_failure: sent for real, answered 500
+	answer            *faults.BrowserAnswer // a fault's answer in place of the site's (the request is sent for real)
 	hit               *record.Hit
 }
 

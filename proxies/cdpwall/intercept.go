@@ -131,8 +131,9 @@ func postData(r *network.Request) []byte {
 	return out
 }
 
-// paused decides one paused request: at the request stage the rules, then the fault; at
-// the response stage the record (and phantom_failure's 500).
+// paused decides one paused request: at the request stage the rules, then the fault (the
+// family's faults.BrowserAnswer); at the response stage the record (and the answer of a
+// fault that lets the write through).
 func (g *Guard) paused(sess string, ev fetch.EventRequestPaused) {
 	ctx := g.ctx
 	id := ev.RequestID
@@ -161,37 +162,33 @@ func (g *Guard) paused(sess string, ev fetch.EventRequestPaused) {
 	p := pending{method: method, url: urlForRecord(u, secret), body: bodyForRecord(postData(ev.Request), secret), secret: secret}
 	cond := g.cfg.Condition
 	g.mu.Lock()
-	fired := false
+	var hit *faults.BrowserAnswer
 	if write {
 		g.writes++
 		pos := faults.Position{Tool: spec.BrowserTool, Write: true, Call: g.writes, Target: g.writes, SinceWrite: g.writes}
-		fired = faults.Decide(g.cfg.Seed, cond, pos)
-		if fired && cond.Family == "session_drop" {
-			g.dropped = true
+		if b, ok := faults.Browser(cond.Family); ok && faults.Decide(g.cfg.Seed, cond, pos) {
+			a := b.BrowserAnswer(cond)
+			hit = &a
+			if faults.EndsTheSession(cond.Family) {
+				g.ended = hit
+			}
 		}
 	}
-	dropped := g.dropped
+	ended := g.ended
 	g.mu.Unlock()
 	if !cond.Clean() {
 		p.hit = &record.Hit{Fired: false, Performed: true}
 	}
 	switch {
-	case dropped:
-		g.fake(ctx, sess, id, args, 401, faults.TextSessionEnded, "session ended: 401, not sent")
+	case ended != nil:
+		g.answer(ctx, sess, id, args, *ended)
 		return
-	case fired && cond.Family == "transient_error":
-		g.fake(ctx, sess, id, args, 503, faults.TextUnavailable, "failed with 503, not sent")
+	case hit != nil && !hit.Send:
+		g.answer(ctx, sess, id, args, *hit)
 		return
-	case fired && cond.Family == "phantom_success":
-		// Recorded before the page gets its answer, as every faked answer is: whoever
-		// reads the record once the page has moved on finds the call in it.
-		g.note(record.Row{Type: record.TypeCall, Args: args, Reply: "{}", Status: 200,
-			Hit: &record.Hit{Fired: true, Family: cond.Family, How: "answered 200 {}, not sent", Performed: false}})
-		g.fulfill(ctx, sess, id, 200, []byte("{}"))
-		return
-	case fired && cond.Family == "phantom_failure":
-		p.failIt = true
-		p.hit = &record.Hit{Fired: true, Family: cond.Family, How: "sent, answered 500", Performed: true}
+	case hit != nil:
+		p.answer = hit
+		p.hit = &record.Hit{Fired: true, Family: cond.Family, How: hit.How, Performed: true}
 	}
 	g.mu.Lock()
 	g.pending[key] = p
@@ -203,8 +200,8 @@ func (g *Guard) paused(sess string, ev fetch.EventRequestPaused) {
 	}
 }
 
-// responded records an intercepted request's answer and lets it (or phantom_failure's
-// 500) on to the page.
+// responded records an intercepted request's answer and lets it (or the fault's answer in
+// its place) on to the page.
 func (g *Guard) responded(ctx context.Context, sess, key string, ev fetch.EventRequestPaused) {
 	g.mu.Lock()
 	p, ok := g.pending[key]
@@ -231,11 +228,10 @@ func (g *Guard) responded(ctx context.Context, sess, key string, ev fetch.EventR
 	}
 	status := int(ev.ResponseStatusCode)
 	real := bodyForRecord(raw, p.secret)
-	if p.failIt {
-		text := `{"error":"500 Internal Server Error: the write could not be completed"}`
-		g.note(record.Row{Type: record.TypeCall, Args: args, Reply: text, Status: 500, IsError: true,
+	if a := p.answer; a != nil {
+		g.note(record.Row{Type: record.TypeCall, Args: args, Reply: a.Body, Status: a.Status, IsError: a.Status >= 400,
 			RealReply: fmt.Sprintf("%d %s", status, real), Hit: p.hit})
-		g.fulfill(ctx, sess, ev.RequestID, 500, []byte(text))
+		g.fulfill(ctx, sess, ev.RequestID, a.Status, []byte(a.Body))
 		return
 	}
 	g.note(record.Row{Type: record.TypeCall, Args: args, Reply: real, Status: status, IsError: status >= 400, Hit: p.hit})
@@ -244,12 +240,13 @@ func (g *Guard) responded(ctx context.Context, sess, key string, ev fetch.EventR
 	}
 }
 
-// fake answers a request the site never sees with an error of the fault's.
-func (g *Guard) fake(ctx context.Context, sess string, id fetch.RequestID, args json.RawMessage, status int, text, how string) {
-	b, _ := json.Marshal(map[string]string{"error": text})
-	g.note(record.Row{Type: record.TypeCall, Args: args, Reply: string(b), Status: status, IsError: true,
-		Hit: &record.Hit{Fired: true, Family: g.cfg.Condition.Family, How: how, Performed: false}})
-	g.fulfill(ctx, sess, id, status, b)
+// answer answers a request the site never sees with the fault's answer. It is recorded
+// before the page gets it: whoever reads the record once the page has moved on finds the
+// call in it.
+func (g *Guard) answer(ctx context.Context, sess string, id fetch.RequestID, args json.RawMessage, a faults.BrowserAnswer) {
+	g.note(record.Row{Type: record.TypeCall, Args: args, Reply: a.Body, Status: a.Status, IsError: a.Status >= 400,
+		Hit: &record.Hit{Fired: true, Family: g.cfg.Condition.Family, How: a.How, Performed: false}})
+	g.fulfill(ctx, sess, id, a.Status, []byte(a.Body))
 }
 
 func (g *Guard) fulfill(ctx context.Context, sess string, id fetch.RequestID, status int, body []byte) {

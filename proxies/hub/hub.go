@@ -247,7 +247,7 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 	var reply world.Reply
 	if h.fires(pos) { // login.go
 		fam, _ := faults.Lookup(h.cond.Family)
-		out := fam.Apply(h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
+		out := fam.Family.Apply(h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
 		if out.Err != nil {
 			h.rec.Write(record.Row{Type: record.TypeError, Tool: name, Args: row.Args, Reason: out.Err.Error()})
 			return world.Failure(500, "chaos: "+out.Err.Error()), nil
@@ -255,7 +255,7 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 		h.fired++
 		reply = out.Reply
 		if out.Performed {
-			reply = damagedStructured(h.cond.Family, reply, out.Real)
+			reply = damagedStructured(fam.Family, reply, out.Real)
 		}
 		row.Hit = &record.Hit{Fired: true, Family: h.cond.Family, How: out.How, Performed: out.Performed}
 		if out.Real.Text != reply.Text || out.Real.IsError != reply.IsError {

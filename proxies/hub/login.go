@@ -4,9 +4,10 @@ import (
 	"github.com/crashwall/chaos/faults"
 )
 
-// The operator's login (spec operator:, activities/operator.go): a session_drop that has
-// fired ended the trial's session; a login revives it, and the fault fires no more in the
-// trial. A login while the session is alive changes nothing.
+// The operator's login (spec operator:, activities/operator.go): a fault that ends the
+// session (faults.EndsSession: session_drop) and has fired ended the trial's session; a
+// login revives it, and the fault fires no more in the trial. A login while the session
+// is alive changes nothing.
 
 // LoginResult is what a login did.
 type LoginResult string
@@ -28,8 +29,8 @@ func (h *Hub) Login() LoginResult {
 	return LoginRevived
 }
 
-// SessionDropped says whether a session_drop has fired and no login has revived the
-// session since.
+// SessionDropped says whether a fault that ends the session has fired and no login has
+// revived the session since.
 func (h *Hub) SessionDropped() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -37,14 +38,15 @@ func (h *Hub) SessionDropped() bool {
 }
 
 // fires decides whether the armed fault fires on the call at pos (faults.Decide), but
-// never a session_drop after a login revived the session; it notes a session_drop that
-// fired. h.mu is held.
+// never a fault that ends the session after a login revived it; it notes such a fault
+// that fired. h.mu is held.
 func (h *Hub) fires(pos faults.Position) bool {
-	if h.revived && h.cond.Family == "session_drop" {
+	ends := faults.EndsTheSession(h.cond.Family)
+	if h.revived && ends {
 		return false
 	}
 	fired := faults.Decide(h.seed, h.cond, pos)
-	if fired && h.cond.Family == "session_drop" {
+	if fired && ends {
 		h.dropped = true
 	}
 	return fired

@@ -38,14 +38,15 @@ func bindsTo(s *spec.Spec, c faults.Condition, t spec.Tool) bool {
 // damagedStructured keeps a damaged reply's structured content in step with its text: a
 // fault that changed the text of a real reply (cut it, emptied it, made it stale) must not
 // leave the intact data in structuredContent, where clients such as Claude Code read it.
-// A premature read empties it as it emptied the text; otherwise the damaged text stands
-// in when it is a JSON object, and there is none when it is not.
-func damagedStructured(family string, reply, real world.Reply) world.Reply {
+// A family that damages structured content its own way (faults.StructuredDamager, as a
+// premature read empties it) does; otherwise the damaged text stands in when it is a JSON
+// object, and there is none when it is not.
+func damagedStructured(fam faults.Family, reply, real world.Reply) world.Reply {
 	if reply.Structured == "" || reply.Text == real.Text || reply.Structured != real.Structured {
 		return reply
 	}
-	if family == "premature_read" {
-		reply.Structured = faults.Emptied(real.Structured)
+	if d, ok := fam.(faults.StructuredDamager); ok {
+		reply.Structured = d.DamageStructured(real.Structured)
 		return reply
 	}
 	reply.Structured = StructuredOf(reply.Text)
