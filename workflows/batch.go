@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/crashwall/chaos/run"
 )
 
 // reportEvery is the longest a batch keeps a change from its experiment: the experiment's
@@ -31,7 +33,7 @@ const reportEvery = 5 * time.Second
 //
 // Cancelled (the run aborted), it starts no more trials, and the running ones are
 // aborted, verified and torn down as their steps say; it then ends with its counts.
-func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchResult, error) {
+func TrialBatchWorkflow(ctx workflow.Context, in run.TrialBatchInput) (run.TrialBatchResult, error) {
 	logger := workflow.GetLogger(ctx)
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	order := newBranchOrder(in.Plan)
@@ -46,16 +48,16 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 	})
 	trialCtx, cancelTrials := workflow.WithCancel(ctx)
 
-	var tally Tally
+	var tally run.Tally
 	var stop, neverArmed string // stop: why no more trials start
 	var writes []workflow.Future
 	running, next := 0, in.First
-	released, reported := 0, BatchReport{Released: -1}
+	released, reported := 0, run.BatchReport{Released: -1}
 	flushing := false
 	sel := workflow.NewSelector(ctx)
 
 	report := func() {
-		r := BatchReport{First: in.First, Tally: tally, Running: running, Waiting: in.End - next, Released: released, NeverArmed: neverArmed, Budget: budget.stopped}
+		r := run.BatchReport{First: in.First, Tally: tally, Running: running, Waiting: in.End - next, Released: released, NeverArmed: neverArmed, Budget: budget.stopped}
 		if parent == nil || (r.Tally.Done == reported.Tally.Done && r.Running == reported.Running && r.Waiting == reported.Waiting && r.Released == reported.Released &&
 			r.NeverArmed == reported.NeverArmed && r.Budget == reported.Budget) {
 			return
@@ -63,7 +65,7 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 		reported = r
 		// Not waited for: the trials go on meanwhile. A report lost is made good by the
 		// next one, or by the batch's result.
-		sel.AddFuture(workflow.SignalExternalWorkflow(dctx, parent.ID, "", SignalBatchReport, r), func(f workflow.Future) {
+		sel.AddFuture(workflow.SignalExternalWorkflow(dctx, parent.ID, "", run.SignalBatchReport, r), func(f workflow.Future) {
 			if err := f.Get(dctx, nil); err != nil {
 				logger.Warn("could not report to the experiment", "error", err)
 			}
@@ -82,7 +84,7 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 
 	// More slots from the experiment, for trials waiting here; given back (at the next
 	// report) when none waits any more.
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBatchSlots), func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(workflow.GetSignalChannel(ctx, run.SignalBatchSlots), func(c workflow.ReceiveChannel, _ bool) {
 		var n int
 		c.Receive(ctx, &n)
 		concurrency += n
@@ -100,11 +102,11 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
-			var r TrialResult
+			var r run.TrialResult
 			if err := f.Get(ctx, &r); err != nil {
-				r = TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: OutcomeFailed, Reason: "trial: " + err.Error()}
+				r = run.TrialResult{ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed, Outcome: run.OutcomeFailed, Reason: "trial: " + err.Error()}
 				if ctx.Err() != nil {
-					r.Outcome, r.Reason = OutcomeAborted, "the run was cancelled"
+					r.Outcome, r.Reason = run.OutcomeAborted, "the run was cancelled"
 				}
 			}
 			tally.Add(r)
@@ -120,7 +122,7 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 			if r.Dir == "" {
 				// Made here, not written by its Verify: write it where Aggregate reads
 				// results from.
-				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, RecordResultInput{OutDir: in.OutDir, Result: r}))
+				writes = append(writes, workflow.ExecuteActivity(wctx, a.RecordResult, run.RecordResultInput{OutDir: in.OutDir, Result: r}))
 			}
 			if next >= in.End || stop != "" || ctx.Err() != nil {
 				released++ // a slot this batch has no trial for
@@ -154,5 +156,5 @@ func TrialBatchWorkflow(ctx workflow.Context, in TrialBatchInput) (TrialBatchRes
 			logger.Warn("a trial's result could not be written to its folder", "error", err)
 		}
 	}
-	return TrialBatchResult{Tally: tally, NeverArmed: neverArmed, Budget: budget.stopped}, nil
+	return run.TrialBatchResult{Tally: tally, NeverArmed: neverArmed, Budget: budget.stopped}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -37,14 +38,14 @@ func TestExperimentBranchCleanFirst(t *testing.T) {
 			end      bool
 		}
 		var events []event
-		child := func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+		child := func(ctx workflow.Context, in run.TrialInput) (run.TrialResult, error) {
 			events = append(events, event{id: in.Trial.ID, from: in.BranchFrom, at: workflow.Now(ctx)})
 			workflow.Sleep(ctx, time.Minute)
 			events = append(events, event{id: in.Trial.ID, at: workflow.Now(ctx), end: true})
-			return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}, nil
+			return run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}, nil
 		}
 		env, _, _, _ := newExperimentEnvWrites(t, child)
-		env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: plan(branch), OutDir: "/tmp/x"})
+		env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: plan(branch), OutDir: "/tmp/x"})
 		require.True(t, env.IsWorkflowCompleted())
 		require.NoError(t, env.GetWorkflowError())
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/crashwall/chaos/cost"
+	"github.com/crashwall/chaos/run"
 )
 
 // budget decides, before each trial starts, whether the run can still afford it.
@@ -25,7 +26,7 @@ func newBudget(usd, expected float64) *budget {
 // trials spent, plus what the running ones and the new one are expected to spend (the
 // finished trials' mean, else the run's estimate; nothing known, the trial starts). When
 // it stops, b.stopped says how many trials were not started and why.
-func (b *budget) stops(t Tally, running, left int) bool {
+func (b *budget) stops(t run.Tally, running, left int) bool {
 	if b.usd <= 0 || b.stopped != "" {
 		return b.stopped != ""
 	}

@@ -12,13 +12,13 @@ import (
 )
 
 // costly is a trial that takes a minute and spends usd on its model calls.
-func costly(usd float64, started *int) func(workflow.Context, TrialInput) (TrialResult, error) {
-	return func(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+func costly(usd float64, started *int) func(workflow.Context, run.TrialInput) (run.TrialResult, error) {
+	return func(ctx workflow.Context, in run.TrialInput) (run.TrialResult, error) {
 		*started++
 		if err := workflow.Sleep(ctx, time.Minute); err != nil {
-			return TrialResult{ID: in.Trial.ID, Outcome: OutcomeAborted, Dir: "trials/" + in.Trial.ID}, nil
+			return run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeAborted, Dir: "trials/" + in.Trial.ID}, nil
 		}
-		return TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID,
+		return run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID,
 			Cost: &run.TrialCost{Usage: cost.Usage{Calls: 3, USD: usd}}}, nil
 	}
 }
@@ -44,9 +44,9 @@ func TestExperimentBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			started := 0
 			env, _, agg, _ := newExperimentEnvWrites(t, costly(0.10, &started))
-			env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(6, tc.concurrency), BudgetUSD: tc.budget, ExpectedTrialUSD: tc.expected})
+			env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(6, tc.concurrency), BudgetUSD: tc.budget, ExpectedTrialUSD: tc.expected})
 			require.NoError(t, env.GetWorkflowError())
-			var res ExperimentResult
+			var res run.ExperimentResult
 			require.NoError(t, env.GetWorkflowResult(&res))
 			require.Equal(t, tc.started, started)
 			require.Equal(t, tc.says, res.Budget)

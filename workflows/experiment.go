@@ -37,15 +37,15 @@ import (
 // where every running trial's spending is known. After HistoryLimit trials handed out it
 // waits for its batches and continues as new, carrying the counts so far; the results
 // themselves are in the trial folders.
-func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentResult, error) {
+func ExperimentWorkflow(ctx workflow.Context, in run.ExperimentInput) (run.ExperimentResult, error) {
 	logger := workflow.GetLogger(ctx)
 	total := len(in.Plan.Trials)
-	limit := cmp.Or(in.HistoryLimit, DefaultHistoryLimit)
+	limit := cmp.Or(in.HistoryLimit, run.DefaultHistoryLimit)
 	size := cmp.Or(in.BatchSize, run.DefaultBatchSize)
 	concurrency := max(in.Plan.Concurrency, 1)
 	order := newBranchOrder(in.Plan)
 
-	tally := Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By), SpentUSD: in.Tally.SpentUSD}
+	tally := run.Tally{Done: in.Tally.Done, By: maps.Clone(in.Tally.By), SpentUSD: in.Tally.SpentUSD}
 	next := in.Next
 	aborted := in.Aborted
 	neverArmed, budgetStop := "", ""
@@ -55,13 +55,13 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		released          int // slots given back, as last reported
 		waiting           int // trials waiting for a slot, as last known
 		started           bool
-		report            *BatchReport
+		report            *run.BatchReport
 	}
 	live := map[int]*batch{} // by first position
 	free := concurrency
 
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) {
-		p := Progress{Total: total, Done: tally.Done, ByOutcome: maps.Clone(tally.By), Aborted: aborted}
+	if err := workflow.SetQueryHandler(ctx, run.QueryProgress, func() (run.Progress, error) {
+		p := run.Progress{Total: total, Done: tally.Done, ByOutcome: maps.Clone(tally.By), Aborted: aborted}
 		if p.ByOutcome == nil {
 			p.ByOutcome = map[string]int{}
 		}
@@ -78,7 +78,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		}
 		return p, nil
 	}); err != nil {
-		return ExperimentResult{}, err
+		return run.ExperimentResult{}, err
 	}
 
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
@@ -94,7 +94,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		}
 	}
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAbort), func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(workflow.GetSignalChannel(ctx, run.SignalAbort), func(c workflow.ReceiveChannel, _ bool) {
 		var reason string
 		c.Receive(ctx, &reason)
 		if reason == "" {
@@ -103,8 +103,8 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		logger.Info("run aborted", "reason", reason)
 		stopRun(reason, true)
 	})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBatchReport), func(c workflow.ReceiveChannel, _ bool) {
-		var r BatchReport
+	sel.AddReceive(workflow.GetSignalChannel(ctx, run.SignalBatchReport), func(c workflow.ReceiveChannel, _ bool) {
+		var r run.BatchReport
 		c.Receive(ctx, &r)
 		b := live[r.First]
 		if b == nil || (b.report != nil && b.report.Tally.Done > r.Tally.Done) {
@@ -161,7 +161,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		end := batchEnd()
 		b := &batch{first: next, end: end, share: min(free, end-next)}
 		b.waiting = end - next - b.share
-		bin := TrialBatchInput{
+		bin := run.TrialBatchInput{
 			RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, AgentCommand: in.AgentCommand,
 			AgentTimeout: in.AgentTimeout, HeartbeatTimeout: in.HeartbeatTimeout,
 			First: b.first, End: b.end, Concurrency: b.share,
@@ -182,7 +182,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 		sel.AddFuture(fut, func(f workflow.Future) {
 			delete(live, b.first)
 			free += b.share - b.released
-			var r TrialBatchResult
+			var r run.TrialBatchResult
 			if err := f.Get(ctx, &r); err != nil {
 				// Its trials' results are in their folders (Aggregate reads them); the
 				// counts are what it last reported.
@@ -225,7 +225,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 			}
 			n := min(free, best.waiting)
 			// Not waited on: the batch takes them when it can, or gives them back.
-			workflow.SignalExternalWorkflow(ctx, run.TrialBatchWorkflowID(in.RunID, best.first), "", SignalBatchSlots, n)
+			workflow.SignalExternalWorkflow(ctx, run.TrialBatchWorkflowID(in.RunID, best.first), "", run.SignalBatchSlots, n)
 			best.share += n
 			best.waiting -= n
 			free -= n
@@ -246,7 +246,7 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	if aborted == "" && next < total {
 		// The history is getting long: carry on in a fresh run of this workflow.
 		in.Next, in.Tally, in.Aborted = next, tally, aborted
-		return ExperimentResult{}, workflow.NewContinueAsNewError(ctx, ExperimentWorkflow, in)
+		return run.ExperimentResult{}, workflow.NewContinueAsNewError(ctx, ExperimentWorkflow, in)
 	}
 
 	// Aggregate heartbeats: a server or database restart loses its completion, and its
@@ -259,15 +259,15 @@ func ExperimentWorkflow(ctx workflow.Context, in ExperimentInput) (ExperimentRes
 	if aborted != "" {
 		actx, _ = workflow.NewDisconnectedContext(actx)
 	}
-	var summary Summary
-	err := workflow.ExecuteActivity(actx, a.Aggregate, AggregateInput{
+	var summary run.Summary
+	err := workflow.ExecuteActivity(actx, a.Aggregate, run.AggregateInput{
 		RunID: in.RunID, OutDir: in.OutDir, Spec: in.Spec, Plan: in.Plan, Started: in.Started,
 		Aborted: aborted, AgentCommand: in.AgentCommand, Gates: in.Gates,
 	}).Get(actx, &summary)
 	if err != nil {
-		return ExperimentResult{}, err
+		return run.ExperimentResult{}, err
 	}
-	return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budgetStop}, nil
+	return run.ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: summary, Aborted: aborted, NeverArmed: neverArmed, Budget: budgetStop}, nil
 }
 
 // experimentEvents is the history length past which a run of the experiment's workflow

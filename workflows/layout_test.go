@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
 )
 
@@ -22,14 +23,14 @@ func TestExperimentRunsLayoutPlan(t *testing.T) {
 	require.NotNil(t, plan.Layout)
 
 	env, f, _ := newExperimentEnv(t)
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: *plan, HistoryLimit: 5})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: *plan, HistoryLimit: 5})
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "want continue-as-new, got %v", env.GetWorkflowError())
 	require.Len(t, can.Input.GetPayloads(), 1)
 	data := string(can.Input.GetPayloads()[0].GetData())
 	require.Contains(t, data, `"trials":{"layout":`)
 	require.NotContains(t, data, `"id":`, "the continue-as-new input carries the layout, not the trials")
-	var next ExperimentInput
+	var next run.ExperimentInput
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.Equal(t, 5, next.Next)
 

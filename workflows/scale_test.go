@@ -32,14 +32,14 @@ func TestThousandInFlightBounded(t *testing.T) {
 	env.RegisterWorkflow(TrialBatchWorkflow)
 	env.RegisterActivity(a)
 	for k := range 7 {
-		env.OnActivity(a.RunTrial, mock.Anything, mock.MatchedBy(func(in TrialInput) bool { return in.Trial.Rep%7 == k })).
+		env.OnActivity(a.RunTrial, mock.Anything, mock.MatchedBy(func(in run.TrialInput) bool { return in.Trial.Rep%7 == k })).
 			After(time.Duration(k+1) * time.Minute).
-			Return(func(_ context.Context, in TrialInput) (WatchedAgentResult, error) {
-				r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}
-				return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+			Return(func(_ context.Context, in run.TrialInput) (run.WatchedAgentResult, error) {
+				r := run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeCompleted, Verdict: "correct", Dir: "trials/" + in.Trial.ID}
+				return run.WatchedAgentResult{Result: &r, SetUp: &run.SetUp{Workspace: ws, Queue: hostQ}}, nil
 			})
 	}
-	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(Summary{}, nil)
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(run.Summary{}, nil)
 
 	var mu sync.Mutex
 	inFlight, most := 0, 0
@@ -51,7 +51,7 @@ func TestThousandInFlightBounded(t *testing.T) {
 		n  int
 	}
 	var changes []change
-	runAttempt = func(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, error) {
+	runAttempt = func(ctx workflow.Context, in run.TrialInput, attempt int) (run.TrialResult, error) {
 		batch := workflow.GetInfo(ctx).WorkflowExecution.ID
 		mu.Lock()
 		inFlight++
@@ -74,7 +74,7 @@ func TestThousandInFlightBounded(t *testing.T) {
 	}
 	t.Cleanup(func() { runAttempt = runTrial })
 
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(trials, concurrency)})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(trials, concurrency)})
 	require.NoError(t, env.GetWorkflowError())
 
 	require.Equal(t, concurrency, most, "trials in flight at most")

@@ -30,12 +30,12 @@ func ScheduleName(id string) string {
 // ScheduledRunInput is what a schedule starts every run with; it is fixed when the
 // schedule is created, so a run plans itself (PlanScheduledRun) instead of carrying a plan.
 type ScheduledRunInput struct {
-	Schedule     string   `json:"schedule"`
-	Spec         SpecRef  `json:"spec"`
-	Only         []string `json:"only,omitempty"`
-	Reps         int      `json:"reps,omitempty"`
-	Concurrency  int      `json:"concurrency,omitempty"`
-	AgentCommand string   `json:"agent_command,omitempty"`
+	Schedule     string      `json:"schedule"`
+	Spec         run.SpecRef `json:"spec"`
+	Only         []string    `json:"only,omitempty"`
+	Reps         int         `json:"reps,omitempty"`
+	Concurrency  int         `json:"concurrency,omitempty"`
+	AgentCommand string      `json:"agent_command,omitempty"`
 	// OutRoot is where run folders go, on the worker that runs the experiment:
 	// OutRoot/<spec>/<run id>.
 	OutRoot string `json:"out_root"`
@@ -57,7 +57,7 @@ type ScheduledRunResult struct {
 	RunID         string           `json:"run_id"`
 	OutDir        string           `json:"out_dir"`
 	Seed          int64            `json:"seed"`
-	Summary       Summary          `json:"summary"`
+	Summary       run.Summary      `json:"summary"`
 	PreviousRunID string           `json:"previous_run_id,omitempty"`
 	Regressions   []report.DiffRow `json:"regressions,omitempty"`
 	Note          string           `json:"note,omitempty"`
@@ -118,15 +118,15 @@ func ScheduledRunWorkflow(ctx workflow.Context, in ScheduledRunInput) (Scheduled
 	}
 
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            ExperimentWorkflowID(runID),
+		WorkflowID:            run.ExperimentWorkflowID(runID),
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		// Cancelling or terminating the scheduled run (or deleting its schedule with it)
 		// aborts the experiment, which tears its trials down.
 		ParentClosePolicy: enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		Memo:              map[string]any{run.MemoSpec: in.Spec.Name},
 	})
-	var res ExperimentResult
-	if err := workflow.ExecuteChildWorkflow(cctx, ExperimentWorkflow, ExperimentInput{
+	var res run.ExperimentResult
+	if err := workflow.ExecuteChildWorkflow(cctx, ExperimentWorkflow, run.ExperimentInput{
 		RunID: runID, Spec: in.Spec, Plan: plan.Plan, OutDir: plan.OutDir, AgentCommand: in.AgentCommand,
 		Started: started, AgentTimeout: plan.AgentTimeout, Shape: run.Shape,
 	}).Get(ctx, &res); err != nil {

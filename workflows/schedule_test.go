@@ -14,12 +14,13 @@ import (
 
 	"github.com/crashwall/chaos/activities"
 	"github.com/crashwall/chaos/report"
+	"github.com/crashwall/chaos/run"
 )
 
 // scheduleMocks records what the scheduled run asked of its activities and child.
 type scheduleMocks struct {
 	plan    activities.ScheduledPlanInput
-	child   ExperimentInput
+	child   run.ExperimentInput
 	compare activities.CompareInput
 	posted  []activities.WebhookInput
 }
@@ -34,9 +35,9 @@ func newScheduleEnv(t *testing.T, regressions []report.DiffRow) (*testsuite.Test
 		m.plan = in
 		return activities.ScheduledPlan{Plan: planOf(2, 1), OutDir: "/runs/spec/" + in.RunID, Seed: max(in.Seed, 7)}, nil
 	})
-	env.OnWorkflow(ExperimentWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in ExperimentInput) (ExperimentResult, error) {
+	env.OnWorkflow(ExperimentWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in run.ExperimentInput) (run.ExperimentResult, error) {
 		m.child = in
-		return ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: Summary{Trials: 2}}, nil
+		return run.ExperimentResult{RunID: in.RunID, OutDir: in.OutDir, Summary: run.Summary{Trials: 2}}, nil
 	})
 	env.OnActivity(a.CompareScheduledRun, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompareInput) (activities.Comparison, error) {
 		m.compare = in
@@ -53,7 +54,7 @@ func TestScheduledRunComparesWithThePreviousRunAndPostsARegression(t *testing.T)
 	worse := []report.DiffRow{{Cell: "main", Condition: "phantom_success@save", A: report.NewRate(0, 6), B: report.NewRate(6, 6), Worse: 6, P: 0.03, Call: "worse", Method: "McNemar"}}
 	env, m := newScheduleEnv(t, worse)
 	env.SetLastCompletionResult(ScheduledRunResult{RunID: "nightly-20260101-030000-abcdef", OutDir: "/runs/spec/nightly-20260101-030000-abcdef"})
-	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: SpecRef{Name: "spec"}, PairWithPrevious: true, Webhook: "http://127.0.0.1:1/hook", OutRoot: "/runs"})
+	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: run.SpecRef{Name: "spec"}, PairWithPrevious: true, Webhook: "http://127.0.0.1:1/hook", OutRoot: "/runs"})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var res ScheduledRunResult
@@ -61,7 +62,7 @@ func TestScheduledRunComparesWithThePreviousRunAndPostsARegression(t *testing.T)
 
 	require.True(t, strings.HasPrefix(res.RunID, "nightly-"), res.RunID)
 	require.Equal(t, res.RunID, m.plan.RunID)
-	require.Equal(t, ExperimentWorkflowID(res.RunID), ExperimentWorkflowID(m.child.RunID))
+	require.Equal(t, run.ExperimentWorkflowID(res.RunID), run.ExperimentWorkflowID(m.child.RunID))
 	require.Zero(t, m.plan.Seed, "paired with the previous run: the spec's seed")
 	require.Equal(t, "nightly-20260101-030000-abcdef", m.compare.PreviousRunID)
 	require.Equal(t, "/runs/spec/nightly-20260101-030000-abcdef", m.compare.PreviousDir)
@@ -75,7 +76,7 @@ func TestScheduledRunComparesWithThePreviousRunAndPostsARegression(t *testing.T)
 
 func TestScheduledRunFirstRunDrawsItsOwnSeedAndPostsNothing(t *testing.T) {
 	env, m := newScheduleEnv(t, nil)
-	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: SpecRef{Name: "spec"}, Webhook: "http://127.0.0.1:1/hook", OutRoot: "/runs"})
+	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: run.SpecRef{Name: "spec"}, Webhook: "http://127.0.0.1:1/hook", OutRoot: "/runs"})
 	require.NoError(t, env.GetWorkflowError())
 	var res ScheduledRunResult
 	require.NoError(t, env.GetWorkflowResult(&res))
@@ -98,14 +99,14 @@ func TestScheduledRunNotesAWebhookVariableNotSet(t *testing.T) {
 	env.RegisterWorkflow(ExperimentWorkflow)
 	env.RegisterActivity(a)
 	env.OnActivity(a.PlanScheduledRun, mock.Anything, mock.Anything).Return(activities.ScheduledPlan{Plan: planOf(2, 1), OutDir: "/runs/spec/x", Seed: 7}, nil)
-	env.OnWorkflow(ExperimentWorkflow, mock.Anything, mock.Anything).Return(ExperimentResult{Summary: Summary{Trials: 2}}, nil)
+	env.OnWorkflow(ExperimentWorkflow, mock.Anything, mock.Anything).Return(run.ExperimentResult{Summary: run.Summary{Trials: 2}}, nil)
 	env.OnActivity(a.CompareScheduledRun, mock.Anything, mock.Anything).Return(activities.Comparison{PreviousRunID: "prev", Regressions: worse, Rows: worse}, nil)
 	var urls []string
 	env.OnActivity(a.PostWebhook, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.WebhookInput) error {
 		urls = append(urls, in.URL)
 		return (&activities.Activities{}).PostWebhook(ctx, in)
 	})
-	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: SpecRef{Name: "spec"}, Webhook: "${CHAOS_TEST_NO_HOOK}", OutRoot: "/runs"})
+	env.ExecuteWorkflow(ScheduledRunWorkflow, ScheduledRunInput{Schedule: "nightly", Spec: run.SpecRef{Name: "spec"}, Webhook: "${CHAOS_TEST_NO_HOOK}", OutRoot: "/runs"})
 	require.NoError(t, env.GetWorkflowError())
 	var res ScheduledRunResult
 	require.NoError(t, env.GetWorkflowResult(&res))

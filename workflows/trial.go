@@ -30,9 +30,6 @@ const (
 // it is gone: the trial is run again, from a fresh folder (trialAttempts).
 const ErrWorkerLost = "worker_lost"
 
-// WatchedAgentResult is RunTrial's result (an alias, as in types.go).
-type WatchedAgentResult = run.WatchedAgentResult
-
 // lostRetry is how a trial whose worker was lost is run again: ten attempts, each from a
 // fresh folder, 1 s apart doubling to a minute, before it is recorded failed with the
 // last loss as its reason. It guards against a pool of workers that can never hold the
@@ -47,7 +44,7 @@ var runAttempt = runTrial
 // trialAttempts runs the trial, attempt after attempt while its worker is lost, and
 // returns its result, or the last attempt's error. A signal left from an attempt before
 // is dropped at the start of the next.
-func trialAttempts(ctx workflow.Context, in TrialInput) (TrialResult, error) {
+func trialAttempts(ctx workflow.Context, in run.TrialInput) (run.TrialResult, error) {
 	interval := lostRetry.InitialInterval
 	abortCh := workflow.GetSignalChannel(ctx, in.AbortSignal)
 	for attempt := 1; ; attempt++ {
@@ -82,9 +79,9 @@ func trialAttempts(ctx workflow.Context, in TrialInput) (TrialResult, error) {
 // names in its result or in its cancel's details. A worker lost meanwhile (RunTrial's
 // heartbeat stops, or the finish is not started on its queue) ends the attempt with
 // ErrWorkerLost; the trial runs again.
-func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, error) {
+func runTrial(ctx workflow.Context, in run.TrialInput, attempt int) (run.TrialResult, error) {
 	logger := workflow.GetLogger(ctx)
-	result := TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
+	result := run.TrialResult{ID: in.Trial.ID, Cell: in.Trial.Cell, Condition: in.Trial.Condition, Rep: in.Trial.Rep, Seed: in.Trial.Seed}
 	agentTimeout, heartbeatTimeout := trialTimeouts(in)
 
 	// The worker's own queue, once RunTrial names it. Nothing polls a dead worker's
@@ -101,7 +98,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 		return workflow.WithActivityOptions(c, o)
 	}
 
-	var ws Workspace
+	var ws run.Workspace
 	var abortReason string
 	teardownReason := run.AgentExited
 
@@ -113,7 +110,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 			(errors.As(err, &timeout) && (timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
 				timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START))
 	}
-	retry := func(stage string, err error) (TrialResult, error) {
+	retry := func(stage string, err error) (run.TrialResult, error) {
 		msg := "the worker running the trial was lost during " + stage
 		if err != nil {
 			msg += ": " + err.Error()
@@ -130,12 +127,12 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 			logger.Warn(msg+"; the trial was aborted, not run again", "trial", in.Trial.ID)
 			teardownReason = "aborted: " + reason
 			r := result
-			r.Outcome, r.Reason = OutcomeAborted, reason+" ("+msg+")"
+			r.Outcome, r.Reason = run.OutcomeAborted, reason+" ("+msg+")"
 			return r, nil
 		}
 		workerLost = true
 		logger.Warn(msg, "trial", in.Trial.ID)
-		return TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
+		return run.TrialResult{}, temporal.NewApplicationError(msg, ErrWorkerLost)
 	}
 	tornDown := false // by RunTrial or FinishTrial, or nothing to tear down
 	defer func() {
@@ -145,26 +142,26 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 		// Teardown always runs, on the hub's worker, even when the trial was cancelled.
 		dctx, cancel := workflow.NewDisconnectedContext(hostCtx)
 		defer cancel()
-		err := workflow.ExecuteActivity(step(dctx, "teardown"), a.Teardown, TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
+		err := workflow.ExecuteActivity(step(dctx, "teardown"), a.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: teardownReason}).Get(dctx, nil)
 		if err != nil {
 			logger.Warn("teardown failed", "trial", in.Trial.ID, "error", err)
 		}
 	}()
-	finish := func(c workflow.Context, verify VerifyInput) (TrialResult, error) {
+	finish := func(c workflow.Context, verify run.VerifyInput) (run.TrialResult, error) {
 		res, err := finishTrial(step(c, "finish"), verify, result, &tornDown)
 		if err != nil && lost(err) {
 			return retry("verify", err)
 		}
 		return res, nil
 	}
-	fail := func(stage string, err error) (TrialResult, error) {
+	fail := func(stage string, err error) (run.TrialResult, error) {
 		if ctx.Err() != nil {
 			teardownReason = "aborted: the run was cancelled"
-			result.Outcome, result.Reason = OutcomeAborted, "the run was cancelled during "+stage
+			result.Outcome, result.Reason = run.OutcomeAborted, "the run was cancelled during "+stage
 			return result, nil
 		}
 		teardownReason = stage + " failed"
-		return finish(hostCtx, VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason})
+		return finish(hostCtx, run.VerifyInput{Trial: in, Workspace: ws, Failure: stage + ": " + err.Error(), CloseReason: teardownReason})
 	}
 
 	// RunTrial waits in the trial queue for a slot as long as it takes: no
@@ -181,7 +178,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 	}), "run")
 	runFut := workflow.ExecuteActivity(runCtx, a.RunTrial, in)
 
-	var out WatchedAgentResult
+	var out run.WatchedAgentResult
 	abortReason, runDone, runErr := waitAgentOrAbort(ctx, in.AbortSignal, runFut, &out)
 	if abortReason == "" && ctx.Err() != nil {
 		abortReason = "the run was cancelled"
@@ -211,7 +208,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 		// had): nothing to verify or tear down.
 		tornDown = true
 		r := result
-		r.Outcome, r.Reason = OutcomeAborted, abortReason
+		r.Outcome, r.Reason = run.OutcomeAborted, abortReason
 		return r, nil
 	case runErr != nil:
 		// Nothing named as set up: its set-up failed, or the activity outlived its bound
@@ -233,7 +230,7 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 		tornDown = true
 		res := *out.Result
 		if ctx.Err() != nil {
-			res.Outcome, res.Reason = OutcomeAborted, "the run was cancelled"
+			res.Outcome, res.Reason = run.OutcomeAborted, "the run was cancelled"
 		}
 		return res, nil
 	}
@@ -254,10 +251,10 @@ func runTrial(ctx workflow.Context, in TrialInput, attempt int) (TrialResult, er
 
 // finishTrial runs FinishTrial (Verify and Teardown), which sets tornDown. Its error is
 // returned with the failed result, for the caller to tell a lost worker from a failure.
-func finishTrial(ctx workflow.Context, in VerifyInput, base TrialResult, tornDown *bool) (TrialResult, error) {
-	var res TrialResult
+func finishTrial(ctx workflow.Context, in run.VerifyInput, base run.TrialResult, tornDown *bool) (run.TrialResult, error) {
+	var res run.TrialResult
 	if err := workflow.ExecuteActivity(ctx, a.FinishTrial, in).Get(ctx, &res); err != nil {
-		base.Outcome = OutcomeFailed
+		base.Outcome = run.OutcomeFailed
 		base.Reason = "verify: " + err.Error()
 		if in.Failure != "" {
 			base.Reason = in.Failure + "; " + base.Reason
@@ -269,7 +266,7 @@ func finishTrial(ctx workflow.Context, in VerifyInput, base TrialResult, tornDow
 }
 
 // trialTimeouts are the agent's timeout and RunTrial's heartbeat timeout.
-func trialTimeouts(in TrialInput) (agent, heartbeat time.Duration) {
+func trialTimeouts(in run.TrialInput) (agent, heartbeat time.Duration) {
 	agent = defaultAgentTime
 	if in.AgentTimeout > 0 {
 		agent = in.AgentTimeout
@@ -285,8 +282,8 @@ func trialTimeouts(in TrialInput) (agent, heartbeat time.Duration) {
 // verifyInputAfterAgent is what Verify is given once the agent's step is over: why the
 // record closes (its CloseReason, also the teardown's reason; closeReason when nothing
 // went wrong), and the failure, if any, that makes the trial failed.
-func verifyInputAfterAgent(in TrialInput, ws Workspace, abortReason string, agentErr error, agentRes AgentResult, agentDone bool, closeReason string) VerifyInput {
-	verify := VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
+func verifyInputAfterAgent(in run.TrialInput, ws run.Workspace, abortReason string, agentErr error, agentRes run.AgentResult, agentDone bool, closeReason string) run.VerifyInput {
+	verify := run.VerifyInput{Trial: in, Workspace: ws, Aborted: abortReason}
 	switch {
 	case abortReason != "":
 		closeReason = "aborted: " + abortReason

@@ -20,26 +20,26 @@ import (
 
 // oneStepEnv is an experiment with every activity mocked but the trial's own steps, which
 // the test gives; it collects the results the workflow writes with RecordResult.
-func oneStepEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *[]TrialResult) {
+func oneStepEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *[]run.TrialResult) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(TrialBatchWorkflow)
 	env.RegisterActivity(a)
 	var mu sync.Mutex
-	var written []TrialResult
-	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in RecordResultInput) error {
+	var written []run.TrialResult
+	env.OnActivity(a.RecordResult, mock.Anything, mock.Anything).Return(func(_ context.Context, in run.RecordResultInput) error {
 		mu.Lock()
 		defer mu.Unlock()
 		written = append(written, in.Result)
 		return nil
 	}).Maybe()
-	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(Summary{}, nil)
+	env.OnActivity(a.Aggregate, mock.Anything, mock.Anything).Return(run.Summary{}, nil)
 	return env, &written
 }
 
 const hostQ = "chaos@host-1-abc"
 
-var ws = Workspace{Dir: "/tmp/sandbox", TrialDir: "/tmp/out/trials/main/clean/1"}
+var ws = run.Workspace{Dir: "/tmp/sandbox", TrialDir: "/tmp/out/trials/main/clean/1"}
 
 // queueOf is the task queue an activity was scheduled on.
 func queueOf(ctx context.Context) string { return activity.GetInfo(ctx).TaskQueue }
@@ -57,23 +57,23 @@ func (s *steps) saw(ctx context.Context) {
 }
 
 // verifyEcho returns a result that echoes what Verify was told, so tests can see it.
-func verifyEcho(_ context.Context, in VerifyInput) (TrialResult, error) {
-	r := TrialResult{ID: in.Trial.Trial.ID, Outcome: OutcomeCompleted, Reason: in.Aborted}
+func verifyEcho(_ context.Context, in run.VerifyInput) (run.TrialResult, error) {
+	r := run.TrialResult{ID: in.Trial.Trial.ID, Outcome: run.OutcomeCompleted, Reason: in.Aborted}
 	switch {
 	case in.Failure != "":
-		r.Outcome, r.Reason = OutcomeFailed, in.Failure
+		r.Outcome, r.Reason = run.OutcomeFailed, in.Failure
 	case in.Aborted != "":
-		r.Outcome = OutcomeAborted
+		r.Outcome = run.OutcomeAborted
 	case in.Agent != nil && in.Agent.TimedOut:
-		r.Outcome = OutcomeTimedOut
+		r.Outcome = run.OutcomeTimedOut
 	}
 	return r, nil
 }
 
 // finishInto is a FinishTrial that keeps what it was told in *got and the task queue it
 // ran on in *queue, and answers as verifyEcho does.
-func finishInto(got *VerifyInput, queue *string) func(context.Context, VerifyInput) (TrialResult, error) {
-	return func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+func finishInto(got *run.VerifyInput, queue *string) func(context.Context, run.VerifyInput) (run.TrialResult, error) {
+	return func(ctx context.Context, in run.VerifyInput) (run.TrialResult, error) {
 		*got, *queue = in, queueOf(ctx)
 		return verifyEcho(ctx, in)
 	}
@@ -86,20 +86,20 @@ func finishInto(got *VerifyInput, queue *string) func(context.Context, VerifyInp
 func TestOneStepTrial(t *testing.T) {
 	env, written := oneStepEnv(t)
 	var seen steps
-	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in run.TrialInput) (run.WatchedAgentResult, error) {
 		seen.saw(ctx)
-		if q := queueOf(ctx); q != run.TrialTaskQueue(strings.TrimSuffix(q, "-trials")) || in.AbortSignal != TrialAbortSignal(in.Trial.ID) ||
+		if q := queueOf(ctx); q != run.TrialTaskQueue(strings.TrimSuffix(q, "-trials")) || in.AbortSignal != run.TrialAbortSignal(in.Trial.ID) ||
 			len(in.Spec.YAML) != 0 || in.Spec.Name != "t" {
-			return WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("want a trial without its spec's text on the trial queue, got one on "+q, "bad_input", nil)
+			return run.WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("want a trial without its spec's text on the trial queue, got one on "+q, "bad_input", nil)
 		}
-		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
-		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+		r := run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeCompleted, Verdict: "correct"}
+		return run.WatchedAgentResult{Result: &r, SetUp: &run.SetUp{Workspace: ws, Queue: hostQ}}, nil
 	})
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(3, 2), Spec: SpecRef{Name: "t", YAML: []byte("name: t")}})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(3, 2), Spec: run.SpecRef{Name: "t", YAML: []byte("name: t")}})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, *written, 3)
 	for _, r := range *written {
-		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+		require.Equal(t, run.OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
 	}
 	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/2/run/1", "main/clean/3/run/1"}, seen.ids)
 }
@@ -110,25 +110,25 @@ func TestOneStepTrial(t *testing.T) {
 func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
 	for _, c := range []struct {
 		name      string
-		answer    WatchedAgentResult
+		answer    run.WatchedAgentResult
 		err       error
 		queue     string
-		workspace Workspace
+		workspace run.Workspace
 		outcome   string
 		reason    string
 	}{
-		{"hub did not start", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ, HubError: "port in use"}}, nil, hostQ, ws, OutcomeFailed, "start hub: port in use"},
-		{"verify failed in the activity", WatchedAgentResult{SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil, hostQ, ws, OutcomeCompleted, ""},
-		{"set-up failed", WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no such repository", "bad_input", nil), "", Workspace{}, OutcomeFailed, "no such repository"},
-		{"outlived its bound", WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil), "", Workspace{}, OutcomeFailed, "run agent: "},
+		{"hub did not start", run.WatchedAgentResult{SetUp: &run.SetUp{Workspace: ws, Queue: hostQ, HubError: "port in use"}}, nil, hostQ, ws, run.OutcomeFailed, "start hub: port in use"},
+		{"verify failed in the activity", run.WatchedAgentResult{SetUp: &run.SetUp{Workspace: ws, Queue: hostQ}}, nil, hostQ, ws, run.OutcomeCompleted, ""},
+		{"set-up failed", run.WatchedAgentResult{}, temporal.NewNonRetryableApplicationError("no such repository", "bad_input", nil), "", run.Workspace{}, run.OutcomeFailed, "no such repository"},
+		{"outlived its bound", run.WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil), "", run.Workspace{}, run.OutcomeFailed, "run agent: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, written := oneStepEnv(t)
 			env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(c.answer, c.err)
-			var got VerifyInput
+			var got run.VerifyInput
 			var queue string
 			env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
-			env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+			env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
 			require.NoError(t, env.GetWorkflowError())
 			require.Len(t, *written, 1)
 			r := (*written)[0]
@@ -153,23 +153,23 @@ func TestOneStepFinishesWhatTheActivityDidNot(t *testing.T) {
 // cancel with them is below, and in a real run in tests/run TestNoProcessLeftBehind.)
 func TestOneStepAbortBeforeSetUp(t *testing.T) {
 	env, written := oneStepEnv(t)
-	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).After(time.Hour).Return(WatchedAgentResult{}, nil)
-	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in VerifyInput) (TrialResult, error) {
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).After(time.Hour).Return(run.WatchedAgentResult{}, nil)
+	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in run.VerifyInput) (run.TrialResult, error) {
 		t.Errorf("FinishTrial after a cancel before the set-up: %+v", in)
 		return verifyEcho(ctx, in)
 	}).Maybe()
-	env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TeardownInput) error {
+	env.OnActivity(a.Teardown, mock.Anything, mock.Anything).Return(func(ctx context.Context, in run.TeardownInput) error {
 		t.Errorf("Teardown after a cancel before the set-up (%s)", in.Reason)
 		return nil
 	}).Maybe()
 	env.RegisterDelayedCallback(func() {
-		require.NoError(t, env.SignalWorkflowByID(run.TrialBatchWorkflowID("r", 0), TrialAbortSignal("main/clean/1"), "the same failing call 5 times in a row"))
+		require.NoError(t, env.SignalWorkflowByID(run.TrialBatchWorkflowID("r", 0), run.TrialAbortSignal("main/clean/1"), "the same failing call 5 times in a row"))
 	}, time.Minute)
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, *written, 1)
 	r := (*written)[0]
-	require.Equal(t, OutcomeAborted, r.Outcome, r.Reason)
+	require.Equal(t, run.OutcomeAborted, r.Outcome, r.Reason)
 	require.Equal(t, "the same failing call 5 times in a row", r.Reason)
 }
 
@@ -177,12 +177,12 @@ func TestOneStepAbortBeforeSetUp(t *testing.T) {
 // workflow finishes the trial there, on that worker's queue, with that workspace.
 func TestOneStepCancelWithDetails(t *testing.T) {
 	env, written := oneStepEnv(t)
-	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(WatchedAgentResult{},
-		temporal.NewCanceledError(WatchedAgentResult{Agent: AgentResult{ExitCode: -1}, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}))
-	var got VerifyInput
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(run.WatchedAgentResult{},
+		temporal.NewCanceledError(run.WatchedAgentResult{Agent: run.AgentResult{ExitCode: -1}, SetUp: &run.SetUp{Workspace: ws, Queue: hostQ}}))
+	var got run.VerifyInput
 	var queue string
 	env.OnActivity(a.FinishTrial, mock.Anything, mock.Anything).Return(finishInto(&got, &queue))
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(1, 1)})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, *written, 1)
 	require.Equal(t, hostQ, queue)
@@ -198,7 +198,7 @@ func TestOneStepLostWorkerRunsAgain(t *testing.T) {
 	var seen steps
 	var mu sync.Mutex
 	runs := map[string]int{}
-	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in TrialInput) (WatchedAgentResult, error) {
+	env.OnActivity(a.RunTrial, mock.Anything, mock.Anything).Return(func(ctx context.Context, in run.TrialInput) (run.WatchedAgentResult, error) {
 		seen.saw(ctx)
 		mu.Lock()
 		runs[in.Trial.ID]++
@@ -206,18 +206,18 @@ func TestOneStepLostWorkerRunsAgain(t *testing.T) {
 		mu.Unlock()
 		switch {
 		case in.Trial.ID == "main/clean/1" && n == 1:
-			return WatchedAgentResult{}, temporal.NewApplicationError("heartbeat failed", activities.ErrHeartbeatLost)
+			return run.WatchedAgentResult{}, temporal.NewApplicationError("heartbeat failed", activities.ErrHeartbeatLost)
 		case in.Trial.ID == "main/clean/1" && n == 2:
-			return WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+			return run.WatchedAgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
 		}
-		r := TrialResult{ID: in.Trial.ID, Outcome: OutcomeCompleted, Verdict: "correct"}
-		return WatchedAgentResult{Result: &r, SetUp: &SetUp{Workspace: ws, Queue: hostQ}}, nil
+		r := run.TrialResult{ID: in.Trial.ID, Outcome: run.OutcomeCompleted, Verdict: "correct"}
+		return run.WatchedAgentResult{Result: &r, SetUp: &run.SetUp{Workspace: ws, Queue: hostQ}}, nil
 	})
-	env.ExecuteWorkflow(ExperimentWorkflow, ExperimentInput{RunID: "r", Plan: planOf(2, 2)})
+	env.ExecuteWorkflow(ExperimentWorkflow, run.ExperimentInput{RunID: "r", Plan: planOf(2, 2)})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, *written, 2)
 	for _, r := range *written {
-		require.Equal(t, OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
+		require.Equal(t, run.OutcomeCompleted, r.Outcome, "%s: %s", r.ID, r.Reason)
 	}
 	require.Equal(t, map[string]int{"main/clean/1": 3, "main/clean/2": 1}, runs)
 	require.ElementsMatch(t, []string{"main/clean/1/run/1", "main/clean/1/run/2", "main/clean/1/run/3", "main/clean/2/run/1"}, seen.ids)
