@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/crashwall/chaos/spec"
@@ -38,7 +39,7 @@ func (contextSwitch) Hits(c Condition, pos Position) bool {
 	return pos.Write && pos.Target >= dropFrom(c)
 }
 
-func (contextSwitch) Apply(_ Condition, _ int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.OtherAccount)
+func (contextSwitch) Apply(ctx context.Context, _ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.OtherAccount)
 	return Outcome{Reply: real, Real: real, Performed: true, How: "stored in another account"}
 }

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -121,8 +122,8 @@ func (dataAnomaly) Hits(c Condition, pos Position) bool {
 	return hitsAt(c, pos)
 }
 
-func (dataAnomaly) Apply(c Condition, _ int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.Perform)
+func (dataAnomaly) Apply(ctx context.Context, c Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.Perform)
 	out := real
 	if c.Reply != "" {
 		out = world.OK(c.Reply)

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -29,7 +30,7 @@ func (emptySuccess) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (emptySuccess) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (emptySuccess) Apply(_ Condition, _ int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.StoreEmpty)
+func (emptySuccess) Apply(ctx context.Context, _ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.StoreEmpty)
 	return Outcome{Reply: real, Real: real, Performed: true, How: "stored empty, answered success"}
 }

@@ -7,6 +7,7 @@
 package faults
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
@@ -72,7 +73,7 @@ type Request struct {
 // World is what a fault may ask of the world behind the wall.
 type World interface {
 	// Call runs the tool in a mode and returns its real reply.
-	Call(t spec.Tool, args map[string]any, mode world.Mode) world.Reply
+	Call(ctx context.Context, t spec.Tool, args map[string]any, mode world.Mode) world.Reply
 	// ReadBefore answers a read with the key's value before the last write to that key.
 	ReadBefore(t spec.Tool, args map[string]any) world.Reply
 }

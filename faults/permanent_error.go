@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -34,6 +35,6 @@ func (permanentError) Hits(c Condition, pos Position) bool {
 	return hitsAt(c, pos)
 }
 
-func (permanentError) Apply(c Condition, _ int64, _ Request, _ World) Outcome {
+func (permanentError) Apply(_ context.Context, c Condition, _ int64, _ Request, _ World) Outcome {
 	return Outcome{Reply: world.Failure(503, message(c, TextUnavailable)), How: "failed with 503, not forwarded"}
 }

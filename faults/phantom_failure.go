@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -28,8 +29,8 @@ func (phantomFailure) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (phantomFailure) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (phantomFailure) Apply(c Condition, _ int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.Perform)
+func (phantomFailure) Apply(ctx context.Context, c Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.Perform)
 	return Outcome{Reply: world.Failure(503, message(c, TextWriteFailed)), Real: real, Performed: true, How: "stored, answered as failed"}
 }
 

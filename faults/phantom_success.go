@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -32,7 +33,7 @@ func (phantomSuccess) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (phantomSuccess) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (phantomSuccess) Apply(c Condition, _ int64, req Request, w World) Outcome {
+func (phantomSuccess) Apply(ctx context.Context, c Condition, _ int64, req Request, w World) Outcome {
 	return Outcome{Reply: fabricated(w, req), How: "acknowledged, not stored"}
 }
 

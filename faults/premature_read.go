@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -29,8 +30,8 @@ func (prematureRead) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (prematureRead) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (prematureRead) Apply(_ Condition, _ int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.Perform)
+func (prematureRead) Apply(ctx context.Context, _ Condition, _ int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.Perform)
 	empty := real
 	empty.Text = Emptied(real.Text)
 	return Outcome{Reply: empty, Real: real, Performed: true, How: "every field emptied"}

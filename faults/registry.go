@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -23,7 +24,7 @@ type Family interface {
 	// Hits reports whether the condition targets a call at this position (before the rate).
 	Hits(c Condition, pos Position) bool
 	// Apply performs the faulted call.
-	Apply(c Condition, seed int64, req Request, w World) Outcome
+	Apply(ctx context.Context, c Condition, seed int64, req Request, w World) Outcome
 }
 
 // Entry is a family as it registers itself: its name, the tools it applies to, its

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/crashwall/chaos/spec"
@@ -38,7 +39,7 @@ func (sessionDrop) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (sessionDrop) Hits(c Condition, pos Position) bool { return pos.Target >= dropFrom(c) }
 
-func (sessionDrop) Apply(c Condition, _ int64, _ Request, _ World) Outcome {
+func (sessionDrop) Apply(_ context.Context, c Condition, _ int64, _ Request, _ World) Outcome {
 	return Outcome{Reply: world.Failure(401, message(c, TextSessionEnded)), How: "session ended: 401, not forwarded"}
 }
 

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/crashwall/chaos/spec"
@@ -58,8 +59,8 @@ func (staleRead) Hits(c Condition, pos Position) bool {
 	return pos.SinceWrite == max(c.At, 1)
 }
 
-func (staleRead) Apply(_ Condition, _ int64, req Request, w World) Outcome {
+func (staleRead) Apply(ctx context.Context, _ Condition, _ int64, req Request, w World) Outcome {
 	stale := w.ReadBefore(req.Tool, req.Args)
-	real := w.Call(req.Tool, req.Args, world.Perform)
+	real := w.Call(ctx, req.Tool, req.Args, world.Perform)
 	return Outcome{Reply: stale, Real: real, Performed: true, How: "answered from before the last write"}
 }

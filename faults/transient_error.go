@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/world"
 )
@@ -28,7 +29,7 @@ func (transientError) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (transientError) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (transientError) Apply(c Condition, _ int64, _ Request, _ World) Outcome {
+func (transientError) Apply(_ context.Context, c Condition, _ int64, _ Request, _ World) Outcome {
 	return Outcome{Reply: world.Failure(503, message(c, TextUnavailable)), How: "failed with 503, not forwarded"}
 }
 

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -31,8 +32,8 @@ func (truncatedReply) describe(s *spec.Spec, t spec.Tool, c *Condition) Info {
 
 func (truncatedReply) Hits(c Condition, pos Position) bool { return hitsAt(c, pos) }
 
-func (truncatedReply) Apply(c Condition, seed int64, req Request, w World) Outcome {
-	real := w.Call(req.Tool, req.Args, world.Perform)
+func (truncatedReply) Apply(ctx context.Context, c Condition, seed int64, req Request, w World) Outcome {
+	real := w.Call(ctx, req.Tool, req.Args, world.Perform)
 	cut := real
 	cut.Text = Truncate(real.Text, unit(seed, c.ID, req.Pos))
 	return Outcome{Reply: cut, Real: real, Performed: true, How: "reply cut off mid-structure"}

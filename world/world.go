@@ -4,6 +4,7 @@ package world
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -99,7 +100,7 @@ func (w *World) Writes() int {
 }
 
 // Call runs tool t with args in the given mode and returns its real reply.
-func (w *World) Call(t spec.Tool, args map[string]any, mode Mode) Reply {
+func (w *World) Call(_ context.Context, t spec.Tool, args map[string]any, mode Mode) Reply {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch t.Effect {

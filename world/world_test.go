@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -104,7 +105,7 @@ func TestCall(t *testing.T) {
 				if !ok {
 					t.Fatalf("no tool %q", c.tool)
 				}
-				if got := w.Call(tool, c.args, c.mode); got != c.want {
+				if got := w.Call(context.Background(), tool, c.args, c.mode); got != c.want {
 					t.Errorf("call %d (%s %v): got %+v, want %+v", i+1, c.tool, c.args, got, c.want)
 				}
 			}
@@ -132,7 +133,7 @@ func TestReadBefore(t *testing.T) {
 	}
 	write := func(key, value string) {
 		t.Helper()
-		w.Call(upd, map[string]any{"field": key, "value": value}, world.Perform)
+		w.Call(context.Background(), upd, map[string]any{"field": key, "value": value}, world.Perform)
 	}
 
 	if got, want := readBefore("priority"), `{"field":"priority","value":"normal"}`; got != want {
@@ -160,7 +161,7 @@ func TestReadBefore(t *testing.T) {
 		t.Errorf("a key that did not exist before its write: got %s, want %s", got, want)
 	}
 	// A skipped write reaches nothing, so it changes nothing ReadBefore answers either.
-	w.Call(upd, map[string]any{"field": "priority", "value": "low"}, world.Skip)
+	w.Call(context.Background(), upd, map[string]any{"field": "priority", "value": "low"}, world.Skip)
 	if got, want := readBefore("priority"), `{"field":"priority","value":"urgent"}`; got != want {
 		t.Errorf("after a skipped write: got %s, want %s", got, want)
 	}
@@ -177,10 +178,10 @@ func TestFixedKeyTool(t *testing.T) {
 	set := spec.Tool{Name: "close_ticket", Effect: spec.EffectWrite, Key: "status"}
 	get := spec.Tool{Name: "ticket_status", Effect: spec.EffectRead, Key: "status"}
 	w := world.New(&spec.Spec{Tools: []spec.Tool{set, get}})
-	if got, want := w.Call(set, map[string]any{"value": "closed"}, world.Perform), (world.Reply{Text: `{"status": "ok"}`, Status: 200}); got != want {
+	if got, want := w.Call(context.Background(), set, map[string]any{"value": "closed"}, world.Perform), (world.Reply{Text: `{"status": "ok"}`, Status: 200}); got != want {
 		t.Errorf("write: got %+v, want %+v", got, want)
 	}
-	if got, want := w.Call(get, nil, world.Perform), (world.Reply{Text: `{"field":"status","value":"closed"}`, Status: 200}); got != want {
+	if got, want := w.Call(context.Background(), get, nil, world.Perform), (world.Reply{Text: `{"field":"status","value":"closed"}`, Status: 200}); got != want {
 		t.Errorf("read: got %+v, want %+v", got, want)
 	}
 }
@@ -191,7 +192,7 @@ func TestReadReplyText(t *testing.T) {
 	get := spec.Tool{Name: "get", Effect: spec.EffectRead, KeyField: "zkey", ValueField: "avalue"}
 	w := world.New(&spec.Spec{Tools: []spec.Tool{get}, InitialState: map[string]any{"k": "Fish & Chips <b>"}})
 	want := world.Reply{Text: `{"zkey":"k","avalue":"Fish & Chips <b>"}`, Status: 200}
-	if got := w.Call(get, map[string]any{"zkey": "k"}, world.Perform); got != want {
+	if got := w.Call(context.Background(), get, map[string]any{"zkey": "k"}, world.Perform); got != want {
 		t.Errorf("read: got %+v, want %+v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func (echoTwice) Hits(c faults.Condition, pos faults.Position) bool {
 	return pos.Tool == c.Tool && pos.Call == 2
 }
 
-func (echoTwice) Apply(faults.Condition, int64, faults.Request, faults.World) faults.Outcome {
+func (echoTwice) Apply(context.Context, faults.Condition, int64, faults.Request, faults.World) faults.Outcome {
 	return faults.Outcome{Reply: world.OK(`{"ok": true}`), How: "answered as the first call, not stored"}
 }
 

@@ -62,6 +62,8 @@ type Hub struct {
 	closed bool
 	// dropped: a session_drop fired; revived: the operator logged in since (login.go).
 	dropped, revived bool
+	// inflight counts the calls the world is answering (without mu held).
+	inflight sync.WaitGroup
 
 	// subMu guards the subscriptions. The record writer calls publish with its own lock
 	// held, so nothing here may take the writer's lock while holding subMu.
@@ -236,23 +238,28 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 	}
 
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return world.Reply{}, ErrClosed
 	}
 	h.total++
 	pos := h.count.next(h.spec, &h.cond, t)
+	fires := h.fires(pos) // login.go
+	h.inflight.Add(1)
+	h.mu.Unlock()
+	defer h.inflight.Done()
+	// The call's position and its fault's decision were taken in the order the calls
+	// came; the world answers without the hub's lock, so that a real server's slow call
+	// holds up no other call of the agent's. The row is written once it has answered.
 	row := record.Row{Type: record.TypeCall, Transport: transport, Tool: name, Args: compact(rawArgs)}
-
 	var reply world.Reply
-	if h.fires(pos) { // login.go
+	if fires {
 		fam, _ := faults.Lookup(h.cond.Family)
-		out := fam.Family.Apply(h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
+		out := fam.Family.Apply(ctx, h.cond, h.seed, faults.Request{Tool: t, Args: args, Pos: pos}, h.world)
 		if out.Err != nil {
 			h.rec.Write(record.Row{Type: record.TypeError, Tool: name, Args: row.Args, Reason: out.Err.Error()})
 			return world.Failure(500, "chaos: "+out.Err.Error()), nil
 		}
-		h.fired++
 		reply = out.Reply
 		if out.Performed {
 			reply = damagedStructured(fam.Family, reply, out.Real)
@@ -265,10 +272,15 @@ func (h *Hub) call(ctx context.Context, transport, name string, rawArgs json.Raw
 			}
 		}
 	} else {
-		reply = h.world.Call(t, args, world.Perform)
+		reply = h.world.Call(ctx, t, args, world.Perform)
 		if !h.cond.Clean() {
 			row.Hit = &record.Hit{Fired: false, Performed: true}
 		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if fires {
+		h.fired++
 	}
 	h.count.answered(t, reply.IsError)
 	row.Reply, row.IsError, row.Status = reply.Text, reply.IsError, reply.Status
@@ -415,6 +427,12 @@ func (h *Hub) Close(reason string) error {
 		return nil
 	}
 	h.closed = true
+	h.mu.Unlock()
+	// The calls the world is answering end first (a real server's within its call
+	// timeout), so that the session's end follows their rows and its final state has
+	// their writes.
+	h.inflight.Wait()
+	h.mu.Lock()
 	end := record.Row{Reason: reason, FinalState: h.world.State(), Calls: h.total, Fired: h.fired}
 	h.mu.Unlock()
 	err := h.rec.Close(end)

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,10 +139,10 @@ func OpenTwin(s *spec.Spec, cond faults.Condition, dir string) (*Twin, error) {
 
 // Call answers an adapter script's call by its adapter, storing its writes as mode says;
 // any other tool's by the world.
-func (t *Twin) Call(tool spec.Tool, args map[string]any, mode world.Mode) world.Reply {
+func (t *Twin) Call(ctx context.Context, tool spec.Tool, args map[string]any, mode world.Mode) world.Reply {
 	sc, ok := t.scripts[tool.Name]
 	if !ok {
-		return t.World.Call(tool, args, mode)
+		return t.World.Call(ctx, tool, args, mode)
 	}
 	var f *AdapterFault
 	switch mode {

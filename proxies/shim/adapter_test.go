@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -49,12 +50,12 @@ func TestTwinModes(t *testing.T) {
 		key, want any
 	}{
 		{func() world.Reply { return tw.Fabricate(book, args("R-1", "DHL")) }, "booked R-1 with DHL (tracking DHL-R1-0001)\n", "shipment/R-1", nil},
-		{func() world.Reply { return tw.Call(book, args("R-1", "DHL"), world.Perform) }, "booked R-1 with DHL (tracking DHL-R1-0001)\n", "shipment/R-1", "DHL"},
-		{func() world.Reply { return tw.Call(book, args("R-1", "UPS"), world.Perform) }, "booked R-1 with UPS (tracking UPS-R1-0001)\n", "shipment/R-1", "UPS"},
+		{func() world.Reply { return tw.Call(context.Background(), book, args("R-1", "DHL"), world.Perform) }, "booked R-1 with DHL (tracking DHL-R1-0001)\n", "shipment/R-1", "DHL"},
+		{func() world.Reply { return tw.Call(context.Background(), book, args("R-1", "UPS"), world.Perform) }, "booked R-1 with UPS (tracking UPS-R1-0001)\n", "shipment/R-1", "UPS"},
 		{func() world.Reply { return tw.ReadBefore(get, args("R-1", "")) }, "R-1 shipment: DHL\n", "shipment/R-1", "UPS"},
-		{func() world.Reply { return tw.Call(get, args("R-1", ""), world.Perform) }, "R-1 shipment: UPS\n", "shipment/R-1", "UPS"},
-		{func() world.Reply { return tw.Call(book, args("R-2", "DHL"), world.StoreEmpty) }, "booked R-2 with DHL (tracking DHL-R2-0001)\n", "shipment/R-2", ""},
-		{func() world.Reply { return tw.Call(book, args("R-3", "DHL"), world.OtherAccount) }, "booked R-3 with DHL (tracking DHL-R3-0001)\n", "other-account/shipment/R-3", "DHL"},
+		{func() world.Reply { return tw.Call(context.Background(), get, args("R-1", ""), world.Perform) }, "R-1 shipment: UPS\n", "shipment/R-1", "UPS"},
+		{func() world.Reply { return tw.Call(context.Background(), book, args("R-2", "DHL"), world.StoreEmpty) }, "booked R-2 with DHL (tracking DHL-R2-0001)\n", "shipment/R-2", ""},
+		{func() world.Reply { return tw.Call(context.Background(), book, args("R-3", "DHL"), world.OtherAccount) }, "booked R-3 with DHL (tracking DHL-R3-0001)\n", "other-account/shipment/R-3", "DHL"},
 	}
 	for i, st := range steps {
 		r := st.call()
@@ -66,7 +67,7 @@ func TestTwinModes(t *testing.T) {
 		}
 	}
 	// An unknown carrier: the adapter's own failure, exit 3, nothing stored.
-	r := tw.Call(book, args("R-4", "POST"), world.Perform)
+	r := tw.Call(context.Background(), book, args("R-4", "POST"), world.Perform)
 	if !r.IsError || r.Status != adapterStatus || !strings.Contains(r.Text, `"exit":3`) || tw.State()["shipment/R-4"] != nil {
 		t.Errorf("unknown carrier: %+v", r)
 	}
@@ -91,11 +92,11 @@ func TestTwinBadReplies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := tw.Call(s.Tools[0], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform)
+		r := tw.Call(context.Background(), s.Tools[0], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform)
 		if !r.IsError || !strings.Contains(tw.Failure(), tc.want) || len(tw.State()) != 0 {
 			t.Errorf("reply %s: %+v, failure %q; want one that says %q, nothing stored", tc.reply, r, tw.Failure(), tc.want)
 		}
-		if r := tw.Call(s.Tools[1], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform); !r.IsError {
+		if r := tw.Call(context.Background(), s.Tools[1], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform); !r.IsError {
 			t.Errorf("reply %s: a later call answered %+v", tc.reply, r)
 		}
 		tw.Close()
@@ -107,7 +108,7 @@ func TestTwinBadReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tw.Close()
-	tw.Call(s.Tools[1], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform)
+	tw.Call(context.Background(), s.Tools[1], map[string]any{"order": "R-1", spec.ScriptKeyArg: "shipment/R-1"}, world.Perform)
 	if !strings.Contains(tw.Failure(), "replied writes for a script whose effect is read") {
 		t.Errorf("a read that writes: failure %q", tw.Failure())
 	}

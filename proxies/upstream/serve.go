@@ -40,7 +40,7 @@ func ServeUpstream(ctx context.Context, up *Upstream, hubFor func() *hub.Hub, in
 					}
 				}
 				if t.Server == "" {
-					return mcpwall.ToolResult(up.Call(t, args, world.Perform)), nil
+					return mcpwall.ToolResult(up.Call(ctx, t, args, world.Perform)), nil
 				}
 				res, err := up.CallTool(ctx, t.Server, t.Remote, args)
 				if err != nil {

@@ -324,9 +324,9 @@ func (u *Upstream) Failure() string {
 // Call runs a call in a mode: Perform forwards it to the tool's server, Skip never
 // forwards and answers a fabricated success. The simulated world's modes (store empty,
 // store elsewhere) cannot be done to a real server and answer an error.
-func (u *Upstream) Call(t spec.Tool, args map[string]any, mode world.Mode) world.Reply {
+func (u *Upstream) Call(ctx context.Context, t spec.Tool, args map[string]any, mode world.Mode) world.Reply {
 	if t.Server == "" {
-		return u.sim.Call(t, args, mode)
+		return u.sim.Call(ctx, t, args, mode)
 	}
 	switch mode {
 	case world.Skip:
@@ -335,13 +335,14 @@ func (u *Upstream) Call(t spec.Tool, args map[string]any, mode world.Mode) world
 	default:
 		return world.Failure(500, "chaos: this fault needs the simulated world; a real server cannot be made to store elsewhere or store nothing")
 	}
-	reply := u.forward(t, args)
+	reply := u.forward(ctx, t, args)
 	u.note(t, args, reply)
 	return reply
 }
 
-// forward sends one call to the tool's server and reads its reply.
-func (u *Upstream) forward(t spec.Tool, args map[string]any) world.Reply {
+// forward sends one call to the tool's server and reads its reply, within the call's
+// timeout; a call whose agent went away (ctx) ends without blaming the server.
+func (u *Upstream) forward(parent context.Context, t spec.Tool, args map[string]any) world.Reply {
 	c := u.conn(t.Server)
 	if c == nil {
 		return world.Failure(502, fmt.Sprintf("the tool server %q is not connected", t.Server))
@@ -355,9 +356,12 @@ func (u *Upstream) forward(t spec.Tool, args map[string]any) world.Reply {
 	if gone != "" {
 		return world.Failure(502, fmt.Sprintf("the tool server %q is not available: %s", t.Server, gone))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), u.callTimeout)
+	ctx, cancel := context.WithTimeout(parent, u.callTimeout)
 	defer cancel()
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.Remote, Arguments: args})
+	if err != nil && parent.Err() != nil {
+		return world.Failure(499, "the call was cancelled: the agent went away")
+	}
 	if err != nil {
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && !transportCode(rpc.Code) {
