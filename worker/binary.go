@@ -14,9 +14,9 @@ import (
 // The Temporal SDK names the binary a worker runs (its BinaryChecksum, recorded in each
 // workflow task's completion as the build a reset point belongs to) by reading the whole
 // executable through MD5 the first time a process makes a worker. chaos carries the
-// Temporal server and its web UI: that read is 230 MB and 0.4 CPU-s at every `chaos
-// run`, `chaos server` and `chaos worker` start (crypto/md5.block, 8.6% of a server's
-// CPU profile over a 30-trial run), paid again by the server's own internal worker.
+// Temporal server and its web UI, so that read is a large share of every `chaos run`,
+// `chaos server` and `chaos worker` start, paid again by the server's own internal
+// worker (docs/ARCHITECTURE.md has the profile's figures).
 // identifyBinary names it instead from what changes whenever the file does: its path,
 // size and modification time, and the build's VCS revision when it has one.
 var identifyOnce sync.Once

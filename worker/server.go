@@ -261,8 +261,8 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
 		// The history service reads its task queues at most 20 times a second by
 		// default, which a cluster with many shards never notices; with one shard every
-		// workflow and activity task of a trial waited ~45 ms for its turn (about a dozen
-		// per trial: 0.9 s of overhead at concurrency 1). BenchmarkTrialOverhead measures it.
+		// workflow and activity task of a trial waits for its turn, a dozen times a trial.
+		// BenchmarkTrialOverhead measures it.
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
 		dynamicconfig.TimerProcessorMaxPollRPS.Key():      1000,
 		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 1000,

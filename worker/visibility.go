@@ -19,10 +19,9 @@ import (
 // deployment and pause fields). Every visibility write (a workflow's start, its search
 // attributes' upserts, its close: four a trial workflow) is a REPLACE that recomputes and
 // rewrites every one of them, and the plugin prepares that statement anew each time
-// (modernc.org/sqlite caches no statement). A server profile of light trials
-// (BenchmarkTrialCPU) had the visibility writes at ~13% of the server's CPU and SQLite's
-// statement preparation at ~11%. A query on a dropped index still answers, by a scan
-// of the table.
+// (modernc.org/sqlite caches no statement), a large share of the server's CPU in a
+// profile of a run (BenchmarkTrialCPU). A query on a dropped index still answers, by a
+// scan of the table.
 //
 // Kept: the default list order, the run, workflow id, type, status, task queue,
 // parent and root (the UI's lists and `chaos runs`), and the three the schedules

@@ -19,8 +19,8 @@ const reportEvery = 5 * time.Second
 // start in, in.Concurrency at a time, each with trialAttempts, and returns their counts.
 //
 // Why batches: a workflow's every update sorts the timers of all its pending activities,
-// so one workflow with ~1,000 trials in flight stalled at ~916, and one holding every
-// trial's events grew to 17,939 events and 12.7 MB. A batch holds at most
+// so one workflow cannot hold a thousand trials in flight, nor every trial's events
+// (docs/ARCHITECTURE.md has the figures). A batch holds at most
 // run.DefaultBatchSize trials, about seven events each (the spec's text once, in its
 // start); the experiment holds a few dozen events a batch.
 //

@@ -451,8 +451,8 @@ func (h *Hub) Close(reason string) error {
 
 // Subscribe returns a channel of every record row written from now on, closed when the
 // hub closes or cancel is called. A slow subscriber misses rows rather than slowing calls.
-// The rows are shared by every subscriber: read them, never change them. (Pointers: a
-// channel of 256 rows by value would hold 100 KB a trial, idle or not.)
+// The rows are shared by every subscriber: read them, never change them (pointers, so
+// that an idle subscription holds no rows' worth of memory).
 func (h *Hub) Subscribe() (<-chan *record.Row, func()) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()

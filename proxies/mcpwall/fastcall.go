@@ -110,8 +110,8 @@ func (c *guardConn) take(msg jsonrpc.Message) bool {
 	if f.hub.InMemory() {
 		// The simulated world answers from memory in microseconds: run here, on the
 		// reading goroutine, and written without waiting (answerNow), a call costs no
-		// goroutine and no wake-up of another thread (`chaos wall --spec`, p50 ~150 ->
-		// ~100 µs at BenchmarkWallCall).
+		// goroutine and no wake-up of another thread (BenchmarkWallCall measures it;
+		// docs/ARCHITECTURE.md has the figures).
 		c.answerNow(respond())
 		return true
 	}

@@ -17,8 +17,8 @@ import (
 
 // The SDK's streamable HTTP handler spends most of a loopback tool call's time on its
 // own: it decodes the message four times (each with a 32 KiB buffer made and zeroed)
-// and hands it to the session's goroutines and back (BenchmarkToolCall: ~270 µs at p50
-// over Hub.Call's own ~30 µs). For a session the SDK opened and initialized, GuardHTTP
+// and hands it to the session's goroutines and back, many times Hub.Call's own cost
+// (BenchmarkToolCall; the figures are in docs/ARCHITECTURE.md). For a session the SDK opened and initialized, GuardHTTP
 // answers a POST of one plain tools/call itself, as the SDK would (the same status,
 // headers and bytes; TestFastHTTPSameAnswers):
 //
