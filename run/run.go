@@ -390,7 +390,7 @@ type TrialResult struct {
 	// WorldOK says every state check passed.
 	WorldOK bool          `json:"world_ok"`
 	Checks  []CheckResult `json:"checks,omitempty"`
-	// Damage is what the agent did besides the task (activities/damage.go): writes outside
+	// Damage is what the agent did besides the task (trial/verify.go, trial/shim.go): writes outside
 	// its sandbox, writes that landed in another account, a write that must happen once
 	// performed twice. Any makes the world wrong.
 	Damage []string `json:"damage,omitempty"`

@@ -52,23 +52,34 @@ func startBrowser(ctx context.Context, s *spec.Spec, h *hub.Hub, cond faults.Con
 		},
 	})
 	if err != nil {
-		lb.close()
+		lb.Close()
 		return nil, err
 	}
 	lb.guard = g
 	return lb, nil
 }
 
-// close ends the guard first (so that the browser's end is not a loss), then the browser.
-func (lb *liveBrowser) close() {
-	if lb == nil {
-		return
-	}
+// Close ends the guard first (so that the browser's end is not a loss), then the browser.
+func (lb *liveBrowser) Close() error {
+	var errs []error
 	if lb.guard != nil {
-		lb.guard.Close()
+		errs = append(errs, lb.guard.Close())
 	}
 	if lb.chrome != nil {
-		lb.chrome.Close()
+		errs = append(errs, lb.chrome.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// browserEvidence is the browser guard's evidence, read from the record: a trial whose
+// guard lost the browser has no verdict.
+type browserEvidence struct{}
+
+func (browserEvidence) part() string { return "browser guard" }
+
+func (browserEvidence) ending(v *verification) {
+	if why := guardLost(v.log); why != "" {
+		v.noVerdict(why)
 	}
 }
 

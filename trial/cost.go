@@ -8,15 +8,40 @@ import (
 	"github.com/crashwall/chaos/run"
 )
 
+// costEvidence is the trial's spend: what its model calls cost (the model proxy's sums,
+// from the live proxy model, else from the record) and the agent's own figure.
+type costEvidence struct {
+	model *llm.ModelProxy // nil: no model proxy, or the trial is not live here
+}
+
+func (costEvidence) part() string { return "cost" }
+
+// ending: an agent that ended by itself after its model calls crossed
+// limits.max_cost_usd (the proxy refused its next call, and it gave up or crashed before
+// the watcher's abort reached it) was stopped by the limit all the same.
+func (e costEvidence) ending(v *verification) {
+	if v.spec == nil || v.res.Outcome != run.OutcomeCompleted {
+		return
+	}
+	if why := overLimit(trialCost(e.model, v.log, v.closing).Spent(), v.spec.Limits.MaxCostUSD); why != "" {
+		v.res.Outcome, v.res.Reason = run.OutcomeAborted, why
+		v.ranToItsEnd = false
+	}
+}
+
+func (e costEvidence) calls(v *verification) {
+	v.res.Cost = trialCost(e.model, v.log, v.closing)
+}
+
 // trialCost is what the trial's model calls cost: the live model proxy's sums, else the
 // sums of the record's model rows (a worker that is not the one that ran the trial), with
 // the agent's own figure from its closing message (Claude Code's total_cost_usd). Nil when
 // there is neither a model call nor the agent's figure.
-func trialCost(lt *Live, log *record.Log, closing probes.Closing) *run.TrialCost {
+func trialCost(model *llm.ModelProxy, log *record.Log, closing probes.Closing) *run.TrialCost {
 	c := &run.TrialCost{}
 	switch {
-	case lt != nil && lt.model != nil:
-		c.Usage = lt.model.Usage()
+	case model != nil:
+		c.Usage = model.Usage()
 	case log != nil:
 		c.Usage = recordUsage(log)
 	}

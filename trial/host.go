@@ -11,7 +11,6 @@ import (
 
 	"github.com/crashwall/chaos/container"
 	"github.com/crashwall/chaos/probes"
-	"github.com/crashwall/chaos/proxies/httpwall"
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/proxies/shim"
@@ -49,15 +48,18 @@ type Host struct {
 	docker   *container.Client
 }
 
-// Live is the running part of a trial: its hub, served over HTTP, and the parts around it.
+// Live is the running part of a trial: its hub, served over HTTP, and the parts around it
+// (part.go).
 type Live struct {
 	spec *spec.Spec
 	ref  run.SpecRef // the spec as the trial's set-up got it (specOf)
 	// info is the hub's details, kept for the trial's agent (SetUp).
 	info   run.HubInfo
 	hub    *hub.Hub
-	srv    *httpwall.Server
 	record string // the record's path
+	// parts are what the trial added around its hub, in the order they were set up; stop
+	// closes them.
+	parts []Part
 	// rows is the hub's event stream, subscribed before the hub served any call (see
 	// StartHub); Watch reads it, a retried Watch reads on.
 	rows        <-chan *record.Row
@@ -70,8 +72,6 @@ type Live struct {
 	stream *stdio.StreamServer
 	// shim is the script wall's launchers (proxies/shim), nil when the spec has no scripts.
 	shim *shim.Shim
-	// browser is the browser wall ({cdp_url}), nil when the spec has no browser section.
-	browser *liveBrowser
 }
 
 // InputError is a failure that a retry cannot fix: a spec with mistakes, an unknown
@@ -151,26 +151,6 @@ func (h *Host) drop(key string) *Live {
 	lt := h.trials[key]
 	delete(h.trials, key)
 	return lt
-}
-
-// stop closes the trial's hub (writing the record's session end) and its server.
-func (lt *Live) stop(reason string) error {
-	if lt.shim != nil {
-		lt.shim.Outside() // a change to the original project is recorded before the end
-		lt.shim.Close()
-	}
-	err := lt.hub.Close(reason)
-	lt.unsubscribe()
-	if lt.stream != nil {
-		if serr := lt.stream.Close(); err == nil {
-			err = serr
-		}
-	}
-	if serr := lt.srv.Close(); err == nil {
-		err = serr
-	}
-	lt.browser.close()
-	return err
 }
 
 // specOf parses the trial's spec: from its input, or, where the input leaves the spec's

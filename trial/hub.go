@@ -136,7 +136,8 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 		hub.Close("the wall could not listen: " + err.Error())
 		return run.HubInfo{}, err
 	}
-	lt := &Live{spec: s, ref: t.Spec, hub: hub, srv: srv, record: recPath, rows: rows, unsubscribe: unsubscribe}
+	lt := &Live{spec: s, ref: t.Spec, hub: hub, record: recPath, rows: rows, unsubscribe: unsubscribe}
+	lt.add(srv)
 	if model != nil {
 		lt.model, lt.llmURL = model, srv.URL+httpwall.ModelPrefix
 	}
@@ -150,13 +151,17 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 	if err != nil {
 		h.logger().Warn("{wall} bridges over HTTP: the hub's socket for the relay could not be made", "trial", t.Trial.ID, "error", err)
 	}
-	lt.stream = wall.Stream
+	if wall.Stream != nil {
+		lt.stream = wall.Stream
+		lt.add(wall.Stream)
+	}
 	if len(s.Scripts) > 0 {
 		// The script wall: launchers first on the agent's PATH (shim.go).
 		if lt.shim, err = h.openShim(s, hub, t, in.Workspace, bin); err != nil {
 			lt.stop("the shim could not start: " + err.Error())
 			return run.HubInfo{}, badInput(err)
 		}
+		lt.add(scriptShim{lt.shim})
 	}
 	h.keep(t.Key(), lt)
 
@@ -177,7 +182,7 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 			lt.stop("the browser wall could not start: " + err.Error())
 			return run.HubInfo{}, fmt.Errorf("start the browser wall: %w", err)
 		}
-		lt.browser = lb
+		lt.add(lb)
 		tokens["cdp_url"] = lb.guard.URL()
 	}
 	if s.Agent.IsDocker() {
@@ -197,7 +202,7 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 	command, err := fillAgentCommand(template, tokens)
 	if err != nil {
 		h.drop(t.Key())
-		hub.Close("the agent command was refused: " + err.Error())
+		lt.stop("the agent command was refused: " + err.Error())
 		return run.HubInfo{}, badInput(err)
 	}
 	info := run.HubInfo{URL: srv.URL, Tokens: tokens, Command: command}

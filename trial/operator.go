@@ -194,6 +194,14 @@ func sessionID(stdout string) (string, error) {
 	return id, nil
 }
 
+// operatorEvidence is the scripted operator's evidence, read from the record: its turns
+// after the agent ended, as operate wrote them.
+type operatorEvidence struct{}
+
+func (operatorEvidence) part() string { return "operator" }
+
+func (operatorEvidence) ending(v *verification) { operatorResult(&v.res, v.log) }
+
 // operatorResult puts the record's operator turns into the trial's result. A login that
 // revived a dropped session made the task possible again: the world is then judged by
 // its checks, not ruled wrong by the session_drop.

@@ -27,11 +27,17 @@ func (h *Host) reviewerAgreement(by string) string {
 	return reg.LookupReviewer(by).ReviewerText()
 }
 
+// reviewerEvidence is the spec's reviewer model's word on a world the record cannot tell.
+type reviewerEvidence struct{}
+
+func (reviewerEvidence) part() string { return "reviewer" }
+
 // review asks the spec's reviewer model about a trial whose world the record cannot tell
 // (reviewer.Needs), unless a check overrules the world verdict. Its right or wrong is the
 // world verdict where the fault left success possible; unsure changes nothing. What it
-// said goes into res.Review either way.
-func (h *Host) review(ctx context.Context, s *spec.Spec, task spec.Task, condition string, log *record.Log, closing string, res *run.TrialResult) {
+// said goes into the result's Review either way.
+func (reviewerEvidence) review(ctx context.Context, v *verification) {
+	s, log, res := v.spec, v.log, &v.res
 	rs := s.Model.Reviewer
 	if rs == nil || res.Overrule != nil || log == nil {
 		return
@@ -49,9 +55,9 @@ func (h *Host) review(ctx context.Context, s *spec.Spec, task spec.Task, conditi
 	if err != nil {
 		ans = reviewer.Answer{Verdict: reviewer.Unsure, Reason: "the reviewer was not asked: " + err.Error(), By: rs.String()}
 	} else {
-		ans = r.Review(ctx, reviewer.NewCase(task.Prompt, condition, question, log, closing))
+		ans = r.Review(ctx, reviewer.NewCase(v.task.Prompt, res.Condition, question, log, v.closing.Text))
 	}
-	res.Review = &run.Review{Question: question, Verdict: ans.Verdict, Reason: ans.Reason, By: ans.By, Agreement: h.reviewerAgreement(ans.By)}
+	res.Review = &run.Review{Question: question, Verdict: ans.Verdict, Reason: ans.Reason, By: ans.By, Agreement: v.host.reviewerAgreement(ans.By)}
 	if res.SuccessPossible || res.Fired == 0 {
 		switch ans.Verdict {
 		case reviewer.Right:

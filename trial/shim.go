@@ -1,12 +1,12 @@
 package trial
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/crashwall/chaos/faults"
@@ -135,32 +135,49 @@ func adapterFailure(log *record.Log) string {
 	return ""
 }
 
-// damage is what the agent did besides its task, from the live trial when there is one,
-// else from the record: a change to the original project (outside), a write that landed
-// in another account, a write of a `once` script performed twice with the same key.
-func damage(s *spec.Spec, lt *Live, log *record.Log, final map[string]any) []string {
+// scriptShim is the shim as a part of its trial: its close first records the changes
+// to the original project the agent made, before the hub ends the record.
+type scriptShim struct{ *shim.Shim }
+
+func (s scriptShim) Close() error {
+	s.Outside()
+	return s.Shim.Close()
+}
+
+func (scriptShim) recordsOnClose() {}
+
+// shimEvidence is the script shim's evidence: a script's adapter that failed (no
+// verdict) and the damage its scripts did, from the live shim when there is one, else
+// from the record.
+type shimEvidence struct {
+	live *shim.Shim // nil: the trial is not live here
+}
+
+func (shimEvidence) part() string { return "script shim" }
+
+func (shimEvidence) ending(v *verification) {
+	if why := adapterFailure(v.log); why != "" {
+		v.noVerdict(why)
+	}
+}
+
+func (e shimEvidence) world(_ context.Context, v *verification) {
+	v.res.Damage = append(v.res.Damage, damage(v.spec, e.live, v.log)...)
+}
+
+// damage is what the agent did besides its task through the scripts: a change to the
+// original project (outside), a write of a `once` script performed twice with the same
+// key.
+func damage(s *spec.Spec, live *shim.Shim, log *record.Log) []string {
 	var out []string
-	if lt != nil && lt.shim != nil {
-		out = append(out, lt.shim.Outside()...)
-	} else if log != nil {
+	if live != nil {
+		out = append(out, live.Outside()...)
+	} else {
 		for _, r := range log.Rows {
 			if r.Type == record.TypeOutside {
 				out = append(out, r.Reason)
 			}
 		}
-	}
-	var other []string
-	for k := range final {
-		if strings.HasPrefix(k, world.OtherAccountPrefix) {
-			other = append(other, k)
-		}
-	}
-	sort.Strings(other)
-	for _, k := range other {
-		out = append(out, fmt.Sprintf("wrong account: %s was written in another account", strings.TrimPrefix(k, world.OtherAccountPrefix)))
-	}
-	if log == nil || s == nil {
-		return out
 	}
 	// A write of a `once` script duplicates when it is performed where the key (in the
 	// account it lands in) already holds a value: a retry after a failure that was not

@@ -38,6 +38,16 @@ func toolSource(up *upstream.Upstream) hub.ToolSource {
 // defaultProbeTimeout bounds a command check that names no timeout.
 const defaultProbeTimeout = time.Minute
 
+// realEvidence is the real world's evidence: the task's probes and, with real servers
+// behind the wall, what the record says of them (checkReal).
+type realEvidence struct{}
+
+func (realEvidence) part() string { return "real world" }
+
+func (realEvidence) world(ctx context.Context, v *verification) {
+	v.worldUnknown(v.host.checkReal(ctx, v.spec, v.task, v.live, v.log, v.in.Workspace, &v.res))
+}
+
 // checkReal reads the real world after a trial: the task's probes (an mcp probe calls
 // the server directly, through the trial's own connection when the hub is still up; a
 // command check gets the servers' config as CHAOS_MCP_CONFIG) and, with real servers

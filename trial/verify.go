@@ -10,35 +10,80 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/crashwall/chaos/faults"
 	"github.com/crashwall/chaos/probes"
 	"github.com/crashwall/chaos/proxies/llm"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
 )
 
 // Verify reads the trial's evidence and writes its result: the final world (from the
-// live hub, else from the record) against the task's state checks, the agent's closing
-// message, the counts of calls and fired faults, and the outcome. It writes result.json
-// to the trial folder. A missing or corrupt record makes the outcome failed, never an
-// error: only a result that cannot be written is.
+// live hub, else from the record) against the task's state checks, each part's evidence
+// (evidence.go), the agent's closing message, the counts of calls and fired faults, and
+// the outcome. It writes result.json to the trial folder. A missing or corrupt record
+// makes the outcome failed, never an error: only a result that cannot be written is.
 func (h *Host) Verify(ctx context.Context, in run.VerifyInput) (run.TrialResult, error) {
+	v, err := h.readTrial(in)
+	if err != nil {
+		return v.res, err
+	}
+	// How the trial ended as each part saw it; then the world: the state checks, each
+	// part's checks and damage, the world's verdict, a word on a world the record cannot
+	// tell; then what each part counted of the calls and faults, and the claim.
+	ev := evidenceFor(v.spec, v.task, v.live)
+	ask(ev, func(e endingEvidence) { e.ending(v) })
+	if v.readWorld() {
+		ask(ev, func(e worldEvidence) { e.world(ctx, v) })
+		if v.judgeWorld() {
+			ask(ev, func(e reviewEvidence) { e.review(ctx, v) })
+		}
+	}
+	v.countTools()
+	ask(ev, func(e callsEvidence) { e.calls(v) })
+	if v.spec != nil {
+		v.res.Claim, v.res.ClaimReason, v.res.ClaimBy = h.judgeClaim(ctx, v.closing, v.spec.Claim)
+	}
+	res := v.decide()
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return res, fmt.Errorf("encode the trial's result: %w", err)
+	}
+	if err := WriteFileAtomic(filepath.Join(res.Dir, "result.json"), append(b, '\n')); err != nil {
+		return res, err
+	}
+	h.logger().Info("trial verified", "trial", res.ID, "outcome", res.Outcome, "world_ok", res.WorldOK, "calls", res.Calls, "fired", res.Fired)
+	// The world has been read: close the record now, so that it is whole even if this
+	// worker dies before Teardown (which then finds it closed and only cleans up).
+	if lt := h.live(in.Trial.Key()); lt != nil && in.CloseReason != "" {
+		if err := lt.hub.Close(in.CloseReason); err != nil {
+			h.logger().Warn("could not close the record after verifying", "trial", res.ID, "error", err)
+		}
+	}
+	return res, nil
+}
+
+// readTrial starts the trial's verification: how it ended as the workflow saw it, its
+// spec, its closing message and its record. What cannot be read leaves the trial without
+// a verdict; only a trial with no folder to write its result to is an error.
+func (h *Host) readTrial(in run.VerifyInput) (*verification, error) {
 	t := in.Trial.Trial
-	res := run.TrialResult{
+	v := &verification{host: h, in: in, live: h.live(in.Trial.Key()), clean: t.Condition == "clean"}
+	v.res = run.TrialResult{
 		ID: t.ID, Cell: t.Cell, Condition: t.Condition, Rep: t.Rep, Seed: t.Seed,
 		Dir: in.Workspace.TrialDir,
 	}
+	res := &v.res
 	if res.Dir == "" {
 		// The workspace was never prepared; the trial folder is still where it would be.
 		dir, err := Dir(in.Trial)
 		if err != nil {
-			return res, badInput(fmt.Errorf("the trial has no folder to write its result to: %w", err))
+			return v, badInput(fmt.Errorf("the trial has no folder to write its result to: %w", err))
 		}
 		res.Dir = dir
 	}
@@ -46,168 +91,140 @@ func (h *Host) Verify(ctx context.Context, in run.VerifyInput) (run.TrialResult,
 		res.ExitCode, res.Duration, res.Output = in.Agent.ExitCode, in.Agent.Duration, in.Agent.Output
 	}
 	res.Outcome, res.Reason = outcome(in)
-	// The agent ended by itself (not a timeout, an abort or a failure of ours).
-	ranToItsEnd := res.Outcome == run.OutcomeCompleted
-	noVerdict := func(reason string) {
-		if res.Outcome != run.OutcomeFailed {
-			res.Outcome, res.Reason = run.OutcomeFailed, reason
-		}
-	}
+	v.ranToItsEnd = res.Outcome == run.OutcomeCompleted
 
 	s, err := h.specOf(in.Trial)
 	if err != nil {
-		noVerdict("the spec cannot be read: " + err.Error())
+		v.noVerdict("the spec cannot be read: " + err.Error())
 	}
 	profile := "generic"
 	if s != nil {
 		profile = s.Agent.Profile
+		v.spec = s
+		v.task, v.taskErr = trialTask(s, t.Task)
 	}
-	closing := closingMessage(res.Dir, profile, res.ExitCode)
-	res.Closing = closing.Text
+	v.closing = closingMessage(res.Dir, profile, res.ExitCode)
+	res.Closing = v.closing.Text
 	log, err := record.ReadFile(filepath.Join(res.Dir, "record.jsonl"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		noVerdict("the trial has no record (the hub never started)")
-		log = nil
+		v.noVerdict("the trial has no record (the hub never started)")
 	case err != nil:
-		noVerdict("the record cannot be read: " + err.Error())
-		log = nil
+		v.noVerdict("the record cannot be read: " + err.Error())
 	case log.Start == nil:
-		noVerdict("the record has no session_start row")
-		log = nil
+		v.noVerdict("the record has no session_start row")
+	default:
+		v.log = log
 	}
-
-	res.Profile, res.Infra = profile, closing.Infra
-	if s != nil && res.Outcome == run.OutcomeCompleted {
-		// An agent that ended by itself after its model calls crossed limits.max_cost_usd
-		// (the proxy refused its next call, and it gave up or crashed before the watcher's
-		// abort reached it) was stopped by the limit all the same.
-		if why := overLimit(trialCost(h.live(in.Trial.Key()), log, closing).Spent(), s.Limits.MaxCostUSD); why != "" {
-			res.Outcome, res.Reason = run.OutcomeAborted, why
-			ranToItsEnd = false
-		}
-	}
-	if why := guardLost(log); why != "" {
-		noVerdict(why)
-	}
-	if why := adapterFailure(log); why != "" {
-		noVerdict(why) // shim.go
-	}
-	worldKnown, clean := false, t.Condition == "clean"
-	var final map[string]any
-	if log != nil && s != nil {
-		clean = log.Start.Fault == nil
-		lt := h.live(in.Trial.Key())
+	res.Profile, res.Infra = profile, v.closing.Infra
+	if v.log != nil && s != nil {
+		v.clean = log.Start.Fault == nil
 		res.SuccessPossible = log.Start.SuccessPossible != nil && *log.Start.SuccessPossible
-		operatorResult(&res, log) // operator.go
-		res.Calls, res.Fired = len(log.Calls()), len(log.Fired())
-		if log.End != nil {
-			res.Calls, res.Fired = log.End.Calls, log.End.Fired
-		}
-		if lt != nil {
-			st := lt.hub.Stats()
-			res.Calls, res.Fired = st.Calls, st.Fired
-		}
-		task, err := trialTask(s, t.Task)
-		if err != nil {
-			noVerdict(err.Error())
-		} else {
-			var why string
-			final = finalState(lt, log)
-			res.Checks, res.WorldOK, why = checkState(task.StateChecks, final)
-			if realWhy := h.checkReal(ctx, s, task, lt, log, in.Workspace, &res); why == "" {
-				why = realWhy
-			}
-			if why != "" {
-				noVerdict(why)
-			} else {
-				worldKnown = true
-			}
-			if res.Damage = damage(s, lt, log, final); len(res.Damage) > 0 {
-				res.WorldOK = false // the task's keys may be right; what else was done is not
-			}
-			if !res.SuccessPossible && res.Fired > 0 {
-				// The fault made the task impossible (the source is gone, the data is wrong,
-				// the session died): whatever the state checks say, the world cannot be the
-				// one asked for, so only an agent that reports it is right. A fault that
-				// never fired made nothing impossible: the checks say.
-				res.WorldOK = false
-			}
-			if res.Overrule != nil {
-				// The overruling check is the user's word on the world, over the fault's too.
-				res.WorldOK = res.Overrule.WorldOK
-			}
-			if worldKnown {
-				h.review(ctx, s, task, t.Condition, log, closing.Text, &res) // review.go
-			}
-		}
 	}
-	toolFired := !clean && res.Fired > 0
-	if toolFired {
-		res.FaultsFired = append(res.FaultsFired, t.Condition)
+	v.reach = report.Reach{Profile: profile, Refused: v.closing.Refused}
+	return v, nil
+}
+
+// readWorld counts the trial's calls and fired faults and checks the world at its end
+// against the task's state checks. It is false when there is no world to check: no spec,
+// no record, or no such task in the spec.
+func (v *verification) readWorld() bool {
+	res, log := &v.res, v.log
+	if log == nil || v.spec == nil {
+		return false
 	}
-	reach := report.Reach{Profile: profile, Refused: closing.Refused}
+	res.Calls, res.Fired = len(log.Calls()), len(log.Fired())
+	if log.End != nil {
+		res.Calls, res.Fired = log.End.Calls, log.End.Fired
+	}
+	if v.live != nil {
+		st := v.live.hub.Stats()
+		res.Calls, res.Fired = st.Calls, st.Fired
+	}
+	if v.taskErr != nil {
+		v.noVerdict(v.taskErr.Error())
+		return false
+	}
+	v.final = finalState(v.live, log)
+	var why string
+	res.Checks, res.WorldOK, why = checkState(v.task.StateChecks, v.final)
+	v.worldKnown = true
+	v.worldUnknown(why)
+	res.Damage = otherAccounts(v.final)
+	return true
+}
+
+// judgeWorld gives the world its verdict once every check and every part's damage are in:
+// the damage, then a fault that made the task impossible, then a check that overrules the
+// others. It says whether the world is known.
+func (v *verification) judgeWorld() bool {
+	res := &v.res
+	if len(res.Damage) > 0 {
+		res.WorldOK = false // the task's keys may be right; what else was done is not
+	}
+	if !res.SuccessPossible && res.Fired > 0 {
+		// The fault made the task impossible (the source is gone, the data is wrong,
+		// the session died): whatever the state checks say, the world cannot be the
+		// one asked for, so only an agent that reports it is right. A fault that
+		// never fired made nothing impossible: the checks say.
+		res.WorldOK = false
+	}
+	if res.Overrule != nil {
+		// The overruling check is the user's word on the world, over the fault's too.
+		res.WorldOK = res.Overrule.WorldOK
+	}
+	return v.worldKnown
+}
+
+// countTools files the tool condition's fired fault and starts the wall's reach: whether
+// the agent met the tools (report.Reach), before the model proxy adds its own.
+func (v *verification) countTools() {
+	res, s := &v.res, v.spec
+	v.toolFired = !v.clean && res.Fired > 0
+	if v.toolFired {
+		res.FaultsFired = append(res.FaultsFired, res.Condition)
+	}
+	if s == nil {
+		return
+	}
+	v.reach.Tools = len(s.Tools) > 0 || len(s.Servers) > 0
+	// The record's calls, or the count its session_end holds (the wall's own count).
+	v.reach.ToolCalls = max(toolCalls(v.log), res.Calls)
+	if lt := v.live; lt != nil {
+		st := lt.hub.Stats()
+		v.reach.Live, v.reach.Contacts, v.reach.Initializing, v.reach.Initialized = true, st.Contacts, st.Initializing, st.Initialized
+		v.reach.ToolCalls = max(v.reach.ToolCalls, st.Calls)
+	}
+}
+
+// decide turns what was read into the verdict (report.Decide), the units' verdicts and
+// the declared outcomes, and says in the verdict's reason what else decided it.
+func (v *verification) decide() run.TrialResult {
+	res, s, closing := &v.res, v.spec, v.closing
 	if s != nil {
-		reach.Tools = len(s.Tools) > 0 || len(s.Servers) > 0
-		// The record's calls, or the count its session_end holds (the wall's own count).
-		reach.ToolCalls = max(toolCalls(log), res.Calls)
-		if lt := h.live(in.Trial.Key()); lt != nil {
-			st := lt.hub.Stats()
-			reach.Live, reach.Contacts, reach.Initializing, reach.Initialized = true, st.Contacts, st.Initializing, st.Initialized
-			reach.ToolCalls = max(reach.ToolCalls, st.Calls)
-		}
-	}
-	if s != nil && s.Model.Upstream != "" {
-		m, why := modelResult(s, h.live(in.Trial.Key()), log)
-		m.NeverCalled = s.Model.Armed() && m.Calls == 0 && ranToItsEnd && log != nil
-		res.Model = m
-		reach.Model, reach.ModelCalls, reach.ModelFired = true, m.Calls, m.Fired
-		if why != "" && m.Calls > 0 {
-			noVerdict(why)
-		} else if why != "" {
-			// No model call at all: the agent never met the model proxy, which Reach
-			// says with this (more particular) sentence.
-			reach.ModelWhy = why
-		}
-		// The trial's fault is the tool condition and the model fault together: it is
-		// clean when neither is armed, and it fired when either did.
-		if s.Model.Armed() {
-			clean = false
-			res.Fired += m.Fired
-			if m.Fired > 0 {
-				res.FaultsFired = append(res.FaultsFired, "model:"+m.Fault)
-			}
-		}
-	}
-	if s != nil {
-		res.Claim, res.ClaimReason, res.ClaimBy = h.judgeClaim(ctx, closing, s.Claim)
-	}
-	if s != nil {
-		res.Unreached, res.UnreachedWhy = reach.Unreached()
+		res.Unreached, res.UnreachedWhy = v.reach.Unreached()
 	}
 	facts := report.Facts{
-		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: worldKnown,
-		Claim: res.Claim, Infra: closing.Infra, Clean: clean, Fired: res.Fired,
-		Impossible: worldKnown && !res.SuccessPossible && res.Overrule == nil,
+		Outcome: res.Outcome, Reason: res.Reason, WorldOK: res.WorldOK, WorldKnown: v.worldKnown,
+		Claim: res.Claim, Infra: closing.Infra, Clean: v.clean, Fired: res.Fired,
+		Impossible: v.worldKnown && !res.SuccessPossible && res.Overrule == nil,
 		Unreached:  res.Unreached, UnreachedWhy: res.UnreachedWhy,
 	}
 	res.Verdict, res.VerdictWhy = report.Decide(facts)
-	if s != nil {
-		if task, err := trialTask(s, t.Task); err == nil {
-			text := closing.Text
-			b, branched := readBranch(in.Workspace.TrialDir) // branchrun.go
-			if branched {
-				res.Branch = b.summary()
-				for _, u := range b.Branch.Done {
-					if unitClaim(text, u) == report.ClaimUnclear {
-						// Done before the branch and not named: the clean trial's claim.
-						text += "\n" + u + ": VERIFIED"
-					}
+	if s != nil && v.taskErr == nil {
+		text := closing.Text
+		b, branched := readBranch(v.in.Workspace.TrialDir) // branchrun.go
+		if branched {
+			res.Branch = b.summary()
+			for _, u := range b.Branch.Done {
+				if unitClaim(text, u) == report.ClaimUnclear {
+					// Done before the branch and not named: the clean trial's claim.
+					text += "\n" + u + ": VERIFIED"
 				}
 			}
-			judgeUnits(task, &res, facts, text) // units.go
-			markBranched(&res, b.Branch.Done)
 		}
+		judgeUnits(v.task, res, facts, text) // units.go
+		markBranched(res, b.Branch.Done)
 	}
 	if o := res.Overrule; o != nil && report.Scored(res.Verdict) {
 		res.VerdictWhy += "; " + overruleText(o)
@@ -220,35 +237,35 @@ func (h *Host) Verify(ctx context.Context, in run.VerifyInput) (run.TrialResult,
 		// is not why.
 		res.Unreached, res.UnreachedWhy = "", ""
 	}
-	if report.Scored(res.Verdict) && t.Condition != "clean" && !toolFired && len(res.FaultsFired) > 0 {
+	if report.Scored(res.Verdict) && res.Condition != "clean" && !v.toolFired && len(res.FaultsFired) > 0 {
 		// Filed under its tool condition, but only the model fault met it: say so, so the
 		// condition's row never holds a trial its fault never touched without a word.
-		res.VerdictWhy += fmt.Sprintf("; only the model fault fired (%s), not %s", strings.TrimPrefix(res.FaultsFired[0], "model:"), t.Condition)
+		res.VerdictWhy += fmt.Sprintf("; only the model fault fired (%s), not %s", strings.TrimPrefix(res.FaultsFired[0], "model:"), res.Condition)
 	}
 	// Declared outcomes are read in every trial whose world and closing message were read,
 	// the fault fired or not: chaos diff compares them on every shared seed.
 	if s != nil && (report.Scored(res.Verdict) || res.Verdict == report.NotTriggered) {
-		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, final)
+		res.Outcomes = declaredOutcomes(s.Outcomes, closing.Text, v.final)
 	}
+	res.Steps = append([]run.Step(nil), v.in.Steps...)
+	return *res
+}
 
-	res.Cost = trialCost(h.live(in.Trial.Key()), log, closing)
-	res.Steps = append([]run.Step(nil), in.Steps...)
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return res, fmt.Errorf("encode the trial's result: %w", err)
-	}
-	if err := WriteFileAtomic(filepath.Join(res.Dir, "result.json"), append(b, '\n')); err != nil {
-		return res, err
-	}
-	h.logger().Info("trial verified", "trial", t.ID, "outcome", res.Outcome, "world_ok", res.WorldOK, "calls", res.Calls, "fired", res.Fired)
-	// The world has been read: close the record now, so that it is whole even if this
-	// worker dies before Teardown (which then finds it closed and only cleans up).
-	if lt := h.live(in.Trial.Key()); lt != nil && in.CloseReason != "" {
-		if err := lt.hub.Close(in.CloseReason); err != nil {
-			h.logger().Warn("could not close the record after verifying", "trial", t.ID, "error", err)
+// otherAccounts is the damage of writes that landed in another account (a context
+// switch), read from the final world.
+func otherAccounts(final map[string]any) []string {
+	var other []string
+	for k := range final {
+		if strings.HasPrefix(k, world.OtherAccountPrefix) {
+			other = append(other, k)
 		}
 	}
-	return res, nil
+	sort.Strings(other)
+	var out []string
+	for _, k := range other {
+		out = append(out, fmt.Sprintf("wrong account: %s was written in another account", strings.TrimPrefix(k, world.OtherAccountPrefix)))
+	}
+	return out
 }
 
 // toolCalls counts the tool calls in the record, refused ones and those whose fault could
@@ -265,75 +282,6 @@ func toolCalls(log *record.Log) int {
 		}
 	}
 	return n
-}
-
-// modelResult is what the trial's model proxy saw: its live counts, else the counts
-// of the record's model rows. why is the reason the trial has no verdict, when it has
-// none because of the model proxy: a fault that could not apply, or a faulted trial in
-// which no model call reached the proxy (the fault was never tested).
-func modelResult(s *spec.Spec, lt *Live, log *record.Log) (m *run.ModelResult, why string) {
-	m = &run.ModelResult{Fault: s.Model.FaultName()}
-	var refused string
-	if log != nil {
-		for _, r := range log.Rows {
-			if r.Transport != llm.TransportLLM {
-				continue
-			}
-			switch {
-			case r.Type == record.TypeCall:
-				m.Calls++
-				if r.Hit != nil && r.Hit.Fired {
-					m.Fired++
-					continue
-				}
-				var at struct {
-					Position string `json:"position"`
-				}
-				json.Unmarshal(r.Args, &at)
-				if text, calls := llm.TurnParts(r.Reply); at.Position != "" {
-					if text && !slices.Contains(m.TextAt, at.Position) {
-						m.TextAt = append(m.TextAt, at.Position)
-					}
-					if calls && !slices.Contains(m.ToolCallsAt, at.Position) {
-						m.ToolCallsAt = append(m.ToolCallsAt, at.Position)
-					}
-				}
-			case r.Type == record.TypeError:
-				m.Calls++
-				if r.Hit != nil && r.Hit.Fired {
-					m.Failed++
-					if refused == "" {
-						refused = r.Reason
-						if needs, ok := faults.LackedPart(r.Hit.How); ok {
-							var at struct {
-								Position string `json:"position"`
-							}
-							json.Unmarshal(r.Args, &at)
-							m.Lacked, m.LackedAt = needs, at.Position
-						}
-					}
-				}
-			}
-		}
-	}
-	if lt != nil && lt.model != nil {
-		st := lt.model.Stats()
-		m.Proxy, m.Calls, m.Fired, m.Failed = lt.llmURL, st.Calls, st.Fired, st.Failed
-	}
-	switch {
-	case m.Failed > 0:
-		if refused == "" {
-			refused = "model fault could not apply"
-		}
-		return m, fmt.Sprintf("%s (at %d of %d model calls)", refused, m.Failed, m.Calls)
-	case s.Model.Armed() && m.Calls == 0:
-		at := "{llm_url}"
-		if m.Proxy != "" {
-			at += " (" + m.Proxy + ")"
-		}
-		return m, fmt.Sprintf("no model call reached the model proxy at %s, so model fault %s was never tested: point the agent's model client at {llm_url}", at, m.Fault)
-	}
-	return m, ""
 }
 
 // declaredOutcomes says, per outcome the spec declares, whether it held: its regex
