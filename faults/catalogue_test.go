@@ -30,6 +30,9 @@ func catalogueLine(e Entry) string {
 	if _, ok := e.Family.(StructuredDamager); ok {
 		caps = append(caps, "structured-damage")
 	}
+	if _, ok := e.Family.(Misdirects); ok {
+		caps = append(caps, "misdirects")
+	}
 	manual, skill := "-", "-"
 	if e.Manual != nil {
 		manual = "dealt"

@@ -39,6 +39,9 @@ func (contextSwitch) Hits(c Condition, pos Position) bool {
 	return pos.Write && pos.Target >= dropFrom(c)
 }
 
+// LandsAt: the write is stored in another account (Misdirects).
+func (contextSwitch) LandsAt(key string) string { return world.OtherAccountPrefix + key }
+
 func (contextSwitch) Apply(ctx context.Context, _ Condition, _ int64, req Request, w World) Outcome {
 	real := w.Call(ctx, req.Tool, req.Args, world.OtherAccount)
 	return Outcome{Reply: real, Real: real, Performed: true, How: "stored in another account"}

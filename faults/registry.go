@@ -96,6 +96,12 @@ type StructuredDamager interface {
 	DamageStructured(real string) string
 }
 
+// Misdirects is the capability of a family whose fired write is stored, but not where it
+// was asked: LandsAt is the key a write to key is stored under.
+type Misdirects interface {
+	LandsAt(key string) string
+}
+
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Entry{}
@@ -174,6 +180,17 @@ func has[C any](name string) bool {
 func EndsTheSession(name string) bool { return has[EndsSession](name) }
 
 func simulatedOnly(name string) bool { return has[SimulatedOnly](name) }
+
+// LandsAt is the key under which a write to key is stored when family fired on it: key
+// itself, but for a family that misdirects its writes.
+func LandsAt(family, key string) string {
+	if e, ok := Lookup(family); ok {
+		if m, ok := e.Family.(Misdirects); ok {
+			return m.LandsAt(key)
+		}
+	}
+	return key
+}
 
 func lasting(name string) bool { return has[Lasting](name) }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
-	"github.com/crashwall/chaos/world"
 )
 
 // openShim opens the trial's script wall (proxies/shim): the launchers of the spec's
@@ -197,8 +196,8 @@ func damage(s *spec.Spec, live *shim.Shim, log *record.Log) []string {
 			json.Unmarshal(r.Args, &args)
 			key, _ := args[spec.ScriptKeyArg].(string)
 			landed := key
-			if r.Hit != nil && r.Hit.Fired && r.Hit.Family == "context_switch" {
-				landed = world.OtherAccountPrefix + key
+			if r.Hit != nil && r.Hit.Fired {
+				landed = faults.LandsAt(r.Hit.Family, key)
 			}
 			if v, had := state[landed]; had && v != nil && v != "" {
 				where := ""
