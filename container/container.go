@@ -24,12 +24,14 @@ import (
 )
 
 // Labels every container this package starts carries; LabelRun and LabelTrial name the
-// run and the trial, LabelWorker the worker process that started it (host:pid:start).
+// run and the trial, LabelWorker the worker process that started it (host:pid:start),
+// LabelWorkRoot the work root its sandbox is in.
 const (
-	LabelManaged = "io.crashwall.chaos"
-	LabelRun     = "io.crashwall.chaos.run"
-	LabelTrial   = "io.crashwall.chaos.trial"
-	LabelWorker  = "io.crashwall.chaos.worker"
+	LabelManaged  = "io.crashwall.chaos"
+	LabelRun      = "io.crashwall.chaos.run"
+	LabelTrial    = "io.crashwall.chaos.trial"
+	LabelWorker   = "io.crashwall.chaos.worker"
+	LabelWorkRoot = "io.crashwall.chaos.work-root"
 )
 
 // Mount is a host path mounted into the container.

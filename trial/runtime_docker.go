@@ -195,10 +195,11 @@ func (r *dockerRuntime) start(ctx context.Context, s *spec.Spec, in run.AgentInp
 		Cmd: []string{ContainerRelay, "serve", "--tcp", strings.TrimPrefix(ContainerWallURL, "http://") + "=" + httpSock,
 			"--watch", httpSock, "--", "sh", "-c", inSandbox(sandbox, in.Hub.Command)},
 		Labels: map[string]string{
-			container.LabelManaged: "1",
-			container.LabelRun:     in.Trial.RunID,
-			container.LabelTrial:   in.Trial.Trial.ID,
-			container.LabelWorker:  workerLabel(),
+			container.LabelManaged:  "1",
+			container.LabelRun:      in.Trial.RunID,
+			container.LabelTrial:    in.Trial.Trial.ID,
+			container.LabelWorker:   workerLabel(),
+			container.LabelWorkRoot: r.h.workRoot(),
 		},
 	}, stdout.w, stderr.w)
 	if err != nil {
@@ -289,7 +290,7 @@ func (h *Host) dockerClient(ctx context.Context) (*container.Client, error) {
 		return nil, agentError("agent.runtime docker: " + err.Error())
 	}
 	h.docker = cli
-	if n, err := RemoveOrphanContainers(ctx, cli); err != nil {
+	if n, err := RemoveOrphanContainers(ctx, cli, h.workRoot()); err != nil {
 		h.logger().Warn("containers of dead workers could not all be removed", "error", err)
 	} else if n > 0 {
 		h.logger().Info("removed agent containers whose worker is dead", "count", n)
@@ -307,15 +308,16 @@ func (h *Host) ConnectDocker(ctx context.Context) error {
 	return err
 }
 
-// RemoveOrphanContainers removes the agent containers that a worker on this host
-// started and that outlived it (the worker was killed): their trials are over, since a
-// trial's hub dies with its worker.
-func RemoveOrphanContainers(ctx context.Context, cli *container.Client) (int, error) {
+// RemoveOrphanContainers removes the agent containers that a worker on this host with
+// the work root root started and that outlived it (the worker was killed): their trials
+// are over, since a trial's hub dies with its worker. The orphans of another work root
+// (another user's, another TMPDIR's) are left to the workers that share it.
+func RemoveOrphanContainers(ctx context.Context, cli *container.Client, root string) (int, error) {
 	host, _ := os.Hostname()
 	return cli.RemoveWhere(ctx, func(labels map[string]string) bool {
 		h, rest, ok := strings.Cut(labels[container.LabelWorker], ":")
 		return ok && h == host && !processAlive(rest)
-	})
+	}, container.LabelWorkRoot+"="+root)
 }
 
 // removeTrialContainers removes the containers of one trial (Teardown: the trial is over).

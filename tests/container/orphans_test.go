@@ -16,7 +16,9 @@ import (
 // TestOrphanRemovedAtWorkerStart kills (SIGKILL) a chaos run, its embedded worker with
 // it, while its agent runs in a container that cannot end by itself (paused, so its relay
 // never sees the hub gone), and then starts a fresh worker that has no trial to run: the
-// orphan container is gone once that worker has started, before it ran any trial.
+// orphan container is gone once that worker has started, before it ran any trial. The
+// workers other tests start meanwhile (go test ./... runs packages at once) leave it: a
+// worker removes only the orphans of its own work root.
 func TestOrphanRemovedAtWorkerStart(t *testing.T) {
 	dk := needDocker(t)
 	env := testkit.Env(t)
