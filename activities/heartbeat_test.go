@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashwall/chaos/tests/testkit"
+
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
@@ -37,7 +39,7 @@ func TestRunAgentHeartbeatsWhileItStops(t *testing.T) {
 		_, err := execute[run.AgentResult](t, env, a.RunAgent, in)
 		done <- err
 	}()
-	pgid := waitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
+	pgid := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
 	beats.cancelled(pgid)
 	cancel()
 	select {

@@ -8,13 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
+	"github.com/crashwall/chaos/tests/testkit"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -43,19 +42,7 @@ const examplePath = "../examples/support-ticket.yaml"
 
 // exampleYAML is the support-ticket example, with edits applied (old, new pairs).
 func exampleYAML(t testing.TB, edits ...string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(examplePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for i := 0; i+1 < len(edits); i += 2 {
-		if !strings.Contains(s, edits[i]) {
-			t.Fatalf("the example has no %q to replace", edits[i])
-		}
-		s = strings.Replace(s, edits[i], edits[i+1], 1)
-	}
-	return []byte(s)
+	return testkit.EditedFile(t, examplePath, edits...)
 }
 
 // newActivities returns activities with a work root of the test's own, registered in a
@@ -157,52 +144,6 @@ func agentInput(t *testing.T, yaml []byte, command string) run.AgentInput {
 		Workspace: run.Workspace{Dir: t.TempDir(), TrialDir: t.TempDir()},
 		Hub:       run.HubInfo{URL: "http://127.0.0.1:9", Command: command},
 	}
-}
-
-// waitForPID waits for the agent to write a pid into the sandbox file name.
-func waitForPID(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the agent wrote no pid to %s", path)
-	return 0
-}
-
-// groupAlive lists the live (not zombie) processes of the process group.
-func groupAlive(t *testing.T, pgid int) []int {
-	t.Helper()
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	// Members remain: they may be zombies waiting for their new parent to reap them.
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc to tell zombies from live processes: %v", err)
-	}
-	var alive []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces, so read after the last ')'.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(fields) < 3 || fields[2] != strconv.Itoa(pgid) || fields[0] == "Z" {
-			continue
-		}
-		alive = append(alive, pid)
-	}
-	return alive
 }
 
 // testWaitFor waits for cond, failing the test after a minute.

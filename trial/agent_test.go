@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashwall/chaos/tests/testkit"
+
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/run"
 )
@@ -26,21 +28,6 @@ func agentInput(t *testing.T, yaml []byte, command string) run.AgentInput {
 		Workspace: run.Workspace{Dir: t.TempDir(), TrialDir: t.TempDir()},
 		Hub:       run.HubInfo{URL: "http://127.0.0.1:9", Command: command},
 	}
-}
-
-// waitForPID waits for the agent to write a pid into the sandbox file name.
-func waitForPID(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the agent wrote no pid to %s", path)
-	return 0
 }
 
 // groupAlive lists the live (not zombie) processes of the process group.
@@ -108,7 +95,7 @@ func TestRunAgentCancelKillsTheGroup(t *testing.T) {
 		res, err := execute[run.AgentResult](t, env, h.RunAgent, in)
 		done <- outcome{res, err}
 	}()
-	pgid := waitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
+	pgid := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
 	if len(groupAlive(t, pgid)) == 0 {
 		t.Fatal("the agent's group is not running")
 	}
@@ -131,7 +118,7 @@ func TestRunAgentKillsWhatTheAgentLeft(t *testing.T) {
 	if res.ExitCode != 3 || res.TimedOut || res.Error != "" {
 		t.Errorf("result %+v; want exit code 3", res)
 	}
-	child := waitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
+	child := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")

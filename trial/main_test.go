@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
+	"github.com/crashwall/chaos/tests/testkit"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -37,19 +38,7 @@ const examplePath = "../examples/support-ticket.yaml"
 
 // exampleYAML is the support-ticket example, with edits applied (old, new pairs).
 func exampleYAML(t testing.TB, edits ...string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(examplePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for i := 0; i+1 < len(edits); i += 2 {
-		if !strings.Contains(s, edits[i]) {
-			t.Fatalf("the example has no %q to replace", edits[i])
-		}
-		s = strings.Replace(s, edits[i], edits[i+1], 1)
-	}
-	return []byte(s)
+	return testkit.EditedFile(t, examplePath, edits...)
 }
 
 // newHost returns a host with a work root of the test's own, and the context its

@@ -52,21 +52,7 @@ func TestAgentsSDKInContainer(t *testing.T) {
 		t.Fatalf("chaos run: exit %d, no verdicts.json\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	t.Logf("chaos run: exit %d\n%s", r.Code, lastLines(r.Stdout, 10))
-	want := map[string]string{"main/clean/1": "correct", "main/phantom_success@update_ticket/1": "silent_wrong"}
-	got := verdicts(t, out)
-	for id, w := range want {
-		v, ok := got[id]
-		if !ok {
-			t.Errorf("no trial %s (trials: %v)", id, keys(got))
-			continue
-		}
-		if string(v.Verdict) != w {
-			stderr, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stderr"))
-			t.Errorf("%s: %s/%s (%s), want %s; closing %q\nstderr:\n%s", id, v.Outcome, v.Verdict, v.Reason, w, v.Closing, stderr)
-		} else {
-			t.Logf("%s: %s, closing %q, %d calls", id, v.Verdict, v.Closing, v.Calls)
-		}
-	}
+	wantBlindVerdicts(t, out)
 	// The calls reached the hub through the relay: the record holds the model's calls
 	// and the tools' (MCP over HTTP).
 	rec, _ := os.ReadFile(filepath.Join(out, "trials", "main", "clean", "1", "record.jsonl"))
@@ -84,4 +70,27 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// wantBlindVerdicts wants run folder out to hold a blind agent's verdicts: the clean
+// trial correct and phantom_success on update_ticket silent_wrong; a trial judged
+// otherwise is shown with its closing message and its output.
+func wantBlindVerdicts(t *testing.T, out string) {
+	t.Helper()
+	want := map[string]string{"main/clean/1": "correct", "main/phantom_success@update_ticket/1": "silent_wrong"}
+	got := verdicts(t, out)
+	for id, w := range want {
+		v, ok := got[id]
+		if !ok {
+			t.Errorf("no trial %s (trials: %v)", id, keys(got))
+			continue
+		}
+		if string(v.Verdict) != w {
+			stdout, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stdout"))
+			stderr, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stderr"))
+			t.Errorf("%s: %s/%s (%s), want %s; closing %q\nstdout:\n%.2000s\nstderr:\n%.2000s", id, v.Outcome, v.Verdict, v.Reason, w, v.Closing, stdout, stderr)
+		} else {
+			t.Logf("%s: %s, closing %q, %d calls", id, v.Verdict, v.Closing, v.Calls)
+		}
+	}
 }

@@ -71,20 +71,7 @@ func TestClaudeCodeInContainer(t *testing.T) {
 	if r.Code != 0 {
 		t.Errorf("exit %d, want 0\nstderr:\n%s", r.Code, r.Stderr)
 	}
-	want := map[string]string{"main/clean/1": "correct", "main/phantom_success@update_ticket/1": "silent_wrong"}
-	got := verdicts(t, out)
-	for id, w := range want {
-		v, ok := got[id]
-		if !ok {
-			t.Errorf("no trial %s (trials: %v)", id, keys(got))
-			continue
-		}
-		if string(v.Verdict) != w {
-			stderr, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stderr"))
-			stdout, _ := os.ReadFile(filepath.Join(out, "trials", filepath.FromSlash(id), "stdout"))
-			t.Errorf("%s: %s/%s (%s), want %s\nstdout:\n%.2000s\nstderr:\n%.2000s", id, v.Outcome, v.Verdict, v.Reason, w, stdout, stderr)
-		}
-	}
+	wantBlindVerdicts(t, out)
 	if left := agentContainers(t, dk, runID(t, out)); len(left) > 0 {
 		t.Errorf("containers left after the run: %v", left)
 	}
