@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/tests/testkit"
+	"github.com/crashwall/chaos/tests/fixture"
 
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -39,7 +39,7 @@ func TestRunAgentHeartbeatsWhileItStops(t *testing.T) {
 		_, err := execute[run.AgentResult](t, env, a.RunAgent, in)
 		done <- err
 	}()
-	pgid := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
+	pgid := fixture.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
 	beats.cancelled(pgid)
 	cancel()
 	select {

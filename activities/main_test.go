@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
-	"github.com/crashwall/chaos/tests/testkit"
+	"github.com/crashwall/chaos/tests/fixture"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -42,7 +42,7 @@ const examplePath = "../examples/support-ticket.yaml"
 
 // exampleYAML is the support-ticket example, with edits applied (old, new pairs).
 func exampleYAML(t testing.TB, edits ...string) []byte {
-	return testkit.EditedFile(t, examplePath, edits...)
+	return fixture.EditedFile(t, examplePath, edits...)
 }
 
 // newActivities returns activities with a work root of the test's own, registered in a

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashwall/chaos/tests/testkit"
+	"github.com/crashwall/chaos/tests/fixture"
 
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/run"
@@ -95,7 +95,7 @@ func TestRunAgentCancelKillsTheGroup(t *testing.T) {
 		res, err := execute[run.AgentResult](t, env, h.RunAgent, in)
 		done <- outcome{res, err}
 	}()
-	pgid := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
+	pgid := fixture.WaitForPID(t, filepath.Join(in.Workspace.Dir, "pgid"))
 	if len(groupAlive(t, pgid)) == 0 {
 		t.Fatal("the agent's group is not running")
 	}
@@ -118,7 +118,7 @@ func TestRunAgentKillsWhatTheAgentLeft(t *testing.T) {
 	if res.ExitCode != 3 || res.TimedOut || res.Error != "" {
 		t.Errorf("result %+v; want exit code 3", res)
 	}
-	child := testkit.WaitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
+	child := fixture.WaitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
-	"github.com/crashwall/chaos/tests/testkit"
+	"github.com/crashwall/chaos/tests/fixture"
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
@@ -38,7 +38,7 @@ const examplePath = "../examples/support-ticket.yaml"
 
 // exampleYAML is the support-ticket example, with edits applied (old, new pairs).
 func exampleYAML(t testing.TB, edits ...string) []byte {
-	return testkit.EditedFile(t, examplePath, edits...)
+	return fixture.EditedFile(t, examplePath, edits...)
 }
 
 // newHost returns a host with a work root of the test's own, and the context its
