@@ -47,16 +47,13 @@ const TransportHeader = "X-Chaos-Transport"
 func newMux(h *hub.Hub, fast bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	httpSrv, bridged := mcpwall.NewServer(h, "http"), mcpwall.NewServer(h, "stdio")
-	servers := func(r *http.Request) (*mcp.Server, string) {
+	servers := func(r *http.Request) *mcp.Server {
 		if r.Header.Get(TransportHeader) == "stdio" {
-			return bridged, "stdio"
+			return bridged
 		}
-		return httpSrv, "http"
+		return httpSrv
 	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		srv, _ := servers(r)
-		return srv
-	}, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
+	mcpHandler := mcp.NewStreamableHTTPHandler(servers, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
 	var guardServers mcpwall.HTTPServers
 	if fast {
 		guardServers = servers

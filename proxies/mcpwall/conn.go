@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,9 +57,11 @@ type guardConn struct {
 	closed    chan struct{}
 	onClose   func()
 
-	// fast answers plain tool calls without the SDK (fastcall.go); nil: the SDK answers all.
-	fast *fastCalls
-	fmu  sync.Mutex
+	// fast hands plain tool calls to the server's handler (fastcall.go); nil: the SDK's
+	// connection dispatches all. served, when not nil, is closed once fast is set (or
+	// will not be): Read waits for it, so that no call is read before.
+	fast   atomic.Pointer[fastCalls]
+	served chan struct{}
 	// ctx ends with Close: the fast calls' context.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -124,6 +127,15 @@ func newGuardConn(in io.Reader, out io.Writer, max int, onReject func(string)) *
 // closes its end (what a piped script does, and legal for newline-delimited JSON-RPC)
 // would lose the answers and the wall their calls.
 func (c *guardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.served != nil {
+		select {
+		case <-c.served:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		}
+	}
 	for {
 		msg, err := c.read(ctx)
 		if err != nil || !c.take(msg) {
@@ -338,7 +350,6 @@ func (c *guardConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	if err == nil {
 		if isResp {
-			c.answering(resp)
 			data = c.ids.restoreID(resp.ID, data)
 		}
 		err = c.write(append(data, '\n'))

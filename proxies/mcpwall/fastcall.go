@@ -1,42 +1,85 @@
 package mcpwall
 
 import (
+	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
-
-	"github.com/crashwall/chaos/proxies/hub"
 )
 
-// The SDK answers a tools/call after decoding its params twice (once for its _meta,
-// once for the call), each time making and zeroing a 32 KiB buffer, and hands it to a
-// goroutine of its dispatcher: most of a stdio call's own time. On a stream the guard
-// has already decoded the message once, so it answers the plainest and commonest call
-// itself, exactly as the SDK would (the same bytes; TestFastCallSameAnswers):
+// The SDK's connection hands a tools/call to a goroutine of its dispatcher after decoding
+// its params twice (once for its _meta, once for the call), each time making and zeroing
+// a 32 KiB buffer: most of a stdio call's own time. The guard has decoded the message
+// already, so for the plainest and commonest call it does what the SDK's connection does
+// itself and hands the call straight to the server's own method handler (wallServerOf: the
+// SDK's dispatch under every middleware of the server, the wall's and the SDK's), which
+// answers it as it answers any call:
 //
-//	line ──decode──> tools/call {name, arguments} of a hub tool, after initialize ──> Hub.Call ──> answer
-//	                 anything else (initialize, lists, pings, _meta, unknown tools) ──> SDK
+//	line ──decode──> tools/call {name, arguments}, session initialized ──> server's handler ──> answer
+//	                 anything else (initialize, lists, pings, _meta, odd params) ──> SDK's connection
 //
-// Every call still goes through Hub.Call (validated, faulted, recorded with the state
-// after it); the id is aliased and restored, and the end of input waits for the answer,
-// as for a call the SDK answers.
+// So there is one reader of the wire (the guard, the SDK's Connection) and one answerer
+// (the server's handler); what the guard skips is the SDK connection's dispatch, not any
+// of the server's logic. TestFastCallSameAnswers drives the same session both ways: the
+// same bytes, the same record.
 type fastCalls struct {
-	hub       *hub.Hub
-	transport string
-	// initID is the id of the initialize request the SDK is answering; ready is set once
-	// it has answered it without an error (the SDK refuses calls before then).
-	initID jsonrpc.ID
-	ready  bool
+	call   mcp.MethodHandler
+	sess   *mcp.ServerSession
+	inline bool // run on the reading goroutine (the simulated world answers from memory)
+
+	mu sync.Mutex
+	// cancels ends a call running on its own goroutine, for notifications/cancelled.
+	cancels map[jsonrpc.ID]context.CancelFunc
 }
 
 // fastAnswered counts the calls the guards (stdio and HTTP) have answered themselves.
 var fastAnswered atomic.Int64
 
-// FastAnswered is how many tool calls the guards of this process have answered without
-// the SDK so far: how the tests of every transport see the fast path taken.
+// FastAnswered is how many tool calls the guards of this process have handed straight to
+// the server's handler so far: how the tests of every transport see the fast path taken.
 func FastAnswered() int64 { return fastAnswered.Load() }
+
+// wallServer is what a wall server (NewServer) tells the guards: its method handler and
+// whether its calls answer from memory.
+type wallServer struct {
+	once     sync.Once
+	handler  mcp.MethodHandler
+	inMemory func() bool
+}
+
+// wallServers holds every server NewServer made: *mcp.Server -> *wallServer.
+var wallServers sync.Map
+
+// register makes srv a wall server, whose plain calls the guards hand to its handler.
+func register(srv *mcp.Server, inMemory func() bool) {
+	wallServers.Store(srv, &wallServer{inMemory: inMemory})
+}
+
+// wallServerOf is the wall server srv, nil if srv is not one. The first time, it
+// captures srv's receiving method handler as it stands then, with every middleware
+// added so far: a middleware that keeps its next. A wall server gets its middleware
+// before it serves.
+func wallServerOf(srv *mcp.Server) *wallServer {
+	if srv == nil {
+		return nil
+	}
+	v, ok := wallServers.Load(srv)
+	if !ok {
+		return nil
+	}
+	w := v.(*wallServer)
+	w.once.Do(func() {
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			w.handler = next
+			return next
+		})
+	})
+	return w
+}
 
 // fastParams returns the tool's name and arguments of a tools/call whose params are an
 // object with a string "name" and, optionally, "arguments", each once and written
@@ -64,14 +107,44 @@ func fastParams(params json.RawMessage) (name string, args json.RawMessage, ok b
 	return name, args, true
 }
 
+// plainCall returns the tools/call req as the SDK hands it to a server's handler, for a
+// call the guards take: params of only a name and arguments (fastParams); nil otherwise.
+func plainCall(ss *mcp.ServerSession, req *jsonrpc.Request) *mcp.CallToolRequest {
+	if req.Method != "tools/call" || !req.IsCall() {
+		return nil
+	}
+	name, args, ok := fastParams(req.Params)
+	if !ok {
+		return nil
+	}
+	return &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}
+}
+
+// answerCall runs call through handler and returns the answer to request id, as the SDK's
+// connection writes it.
+func answerCall(ctx context.Context, handler mcp.MethodHandler, id jsonrpc.ID, call *mcp.CallToolRequest) *jsonrpc.Response {
+	resp := &jsonrpc.Response{ID: id}
+	res, err := handler(ctx, "tools/call", call)
+	if err != nil {
+		resp.Error = err
+	} else if resp.Result, err = json.Marshal(res); err != nil {
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	fastAnswered.Add(1)
+	return resp
+}
+
 // take reports whether the guard answers msg itself; when it does, it starts the call.
 func (c *guardConn) take(msg jsonrpc.Message) bool {
-	f := c.fast
-	if f == nil {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
 		return false
 	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() {
+	f := c.fast.Load()
+	if !req.IsCall() {
+		if f != nil && req.Method == "notifications/cancelled" {
+			f.cancel(req.Params)
+		}
 		return false
 	}
 	if c.inFlight {
@@ -79,56 +152,55 @@ func (c *guardConn) take(msg jsonrpc.Message) bool {
 		// refuses it (nothing runs, nothing is answered), whichever path took the first.
 		return true
 	}
-	if req.Method == "initialize" {
-		c.fmu.Lock()
-		f.initID, f.ready = req.ID, false
-		c.fmu.Unlock()
+	// The SDK refuses a call before its session is initialized; such a call goes to it.
+	if f == nil || f.sess.InitializeParams() == nil {
 		return false
 	}
-	c.fmu.Lock()
-	ready := f.ready
-	c.fmu.Unlock()
-	if !ready || req.Method != "tools/call" {
+	call := plainCall(f.sess, req)
+	if call == nil {
 		return false
 	}
-	name, args, ok := fastParams(req.Params)
-	if !ok || !f.hub.Knows(name) {
-		return false
-	}
-	respond := func() *jsonrpc.Response {
-		f.hub.Contact(req.Method)
-		resp := &jsonrpc.Response{ID: req.ID}
-		reply, err := f.hub.Call(c.ctx, f.transport, name, args)
-		if err != nil {
-			resp.Error = RPCError(err)
-		} else if resp.Result, err = json.Marshal(ToolResult(reply)); err != nil {
-			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		fastAnswered.Add(1)
-		return resp
-	}
-	if f.hub.InMemory() {
+	if f.inline {
 		// The simulated world answers from memory in microseconds: run here, on the
 		// reading goroutine, and written without waiting (answerNow), a call costs no
-		// goroutine and no wake-up of another thread (BenchmarkWallCall measures it;
-		// docs/ARCHITECTURE.md has the figures).
-		c.answerNow(respond())
+		// goroutine and no wake-up of another thread.
+		c.answerNow(answerCall(c.ctx, f.call, req.ID, call))
 		return true
 	}
 	// Real servers may take their time: as the SDK's dispatcher does, such a call runs
-	// beside the reading of the next messages (a cancellation among them).
-	go func() { c.Write(c.ctx, respond()) }()
+	// beside the reading of the next messages, a cancellation among them.
+	ctx, cancel := context.WithCancel(c.ctx)
+	f.mu.Lock()
+	f.cancels[req.ID] = cancel
+	f.mu.Unlock()
+	go func() {
+		resp := answerCall(ctx, f.call, req.ID, call)
+		f.mu.Lock()
+		delete(f.cancels, req.ID)
+		f.mu.Unlock()
+		cancel()
+		c.Write(c.ctx, resp)
+	}()
 	return true
 }
 
-// answering notes an answer the SDK writes: the one to initialize opens the fast path.
-func (c *guardConn) answering(resp *jsonrpc.Response) {
-	if c.fast == nil {
+// cancel ends the context of the call a notifications/cancelled names, as the SDK ends
+// its own (the call still answers).
+func (f *fastCalls) cancel(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	c.fmu.Lock()
-	defer c.fmu.Unlock()
-	if c.fast.initID.IsValid() && resp.ID == c.fast.initID && resp.Error == nil {
-		c.fast.ready = true
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	cancel := f.cancels[id]
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }

@@ -11,35 +11,36 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/crashwall/chaos/proxies/hub"
 )
 
 // The SDK's streamable HTTP handler spends most of a loopback tool call's time on its
 // own: it decodes the message four times (each with a 32 KiB buffer made and zeroed)
 // and hands it to the session's goroutines and back, many times Hub.Call's own cost
-// (BenchmarkToolCall; the figures are in docs/ARCHITECTURE.md). For a session the SDK opened and initialized, GuardHTTP
-// answers a POST of one plain tools/call itself, as the SDK would (the same status,
-// headers and bytes; TestFastHTTPSameAnswers):
+// (BenchmarkToolCall; the figures are in docs/ARCHITECTURE.md). For a session the SDK
+// opened and initialized, GuardHTTP hands a POST of one plain tools/call straight to the
+// session's server's own method handler (wallServerOf), as the stream guard does, and writes
+// its answer as the SDK's handler would (the same status, headers and bytes;
+// TestFastHTTPSameAnswers):
 //
-//	POST /mcp ──guard──> tools/call {name, arguments} of a hub tool, live session ──> Hub.Call ──> JSON answer
+//	POST /mcp ──guard──> tools/call {name, arguments}, live session ──> server's handler ──> JSON answer
 //	                     anything else (initialize, lists, pings, notifications, GET,
-//	                     DELETE, unknown sessions, _meta, odd ids or headers) ──────────> SDK
+//	                     DELETE, unknown sessions, _meta, odd ids or headers) ──> SDK's HTTP handler
 //
 // The guard learns a session from the SDK's answer to its initialize (the
 // Mcp-Session-Id it hands out, the protocol version agreed) and forgets it when the
 // client deletes it or the SDK ends it. It keeps the ids of the calls in flight on
 // either path, so that an id reused while its call is unanswered is refused as the SDK
-// refuses it, whichever path has the first. What it checks and writes mirrors the SDK's
-// handler (v1.8.0: serveStatefulPOST, servePOST); TestFastHTTPSameAnswers and
-// FuzzFastHTTP compare the two, so an SDK upgrade that changes either shows there.
+// refuses it, whichever path has the first. What it checks of the HTTP request and
+// writes back mirrors the SDK's handler (v1.8.0: serveStatefulPOST, servePOST);
+// TestFastHTTPSameAnswers and FuzzFastHTTP compare the two, so an SDK upgrade that
+// changes either shows there.
 
 // HTTPServers names, for the request that opens a session, the MCP server the SDK's
-// handler gives that session (its getServer) and the transport its calls are recorded
-// with. With it GuardHTTP answers plain tool calls itself; the handler it guards must
-// answer a POST with one JSON body (StreamableHTTPOptions.JSONResponse), as the guard
-// does.
-type HTTPServers func(r *http.Request) (srv *mcp.Server, transport string)
+// handler gives that session (its getServer). With it GuardHTTP hands the plain tool
+// calls of a server made by NewServer to that server's handler; the SDK's handler it
+// guards must answer a POST with one JSON body (StreamableHTTPOptions.JSONResponse), as
+// the guard does.
+type HTTPServers func(r *http.Request) *mcp.Server
 
 // The SDK's header names.
 const (
@@ -50,7 +51,6 @@ const (
 
 // httpSessions are the sessions the SDK serves that the guard answers calls for.
 type httpSessions struct {
-	hub     *hub.Hub
 	servers HTTPServers
 
 	mu   sync.Mutex
@@ -59,10 +59,11 @@ type httpSessions struct {
 
 // httpSession is one session the SDK opened and initialized.
 type httpSession struct {
-	transport string
-	protocol  string          // the version initialize agreed on
-	ctx       context.Context // ends with the session, as the SDK's calls do
-	cancel    context.CancelFunc
+	call     mcp.MethodHandler  // the server's handler (wallServerOf)
+	ss       *mcp.ServerSession // the SDK's session
+	protocol string             // the version initialize agreed on
+	ctx      context.Context    // ends with the session, as the SDK's calls do
+	cancel   context.CancelFunc
 
 	// Guarded by httpSessions.mu: the calls in flight, the guard's (with their
 	// cancellation) and the SDK's (how many POSTs carry that id); and queued, the
@@ -98,8 +99,8 @@ func noticed(ss mcp.Session) {
 	sess.owner.mu.Unlock()
 }
 
-func newHTTPSessions(h *hub.Hub, servers HTTPServers) *httpSessions {
-	return &httpSessions{hub: h, servers: servers, live: map[string]*httpSession{}}
+func newHTTPSessions(servers HTTPServers) *httpSessions {
+	return &httpSessions{servers: servers, live: map[string]*httpSession{}}
 }
 
 func (s *httpSessions) lookup(id string) *httpSession {
@@ -137,8 +138,8 @@ func (s *httpSessions) answer(w http.ResponseWriter, r *http.Request, msg jsonrp
 	if start, end, ok := topLevelID(body); !ok || !echoedAsSent(body[start:end]) {
 		return false // an id the SDK gets as an alias (GuardHTTP)
 	}
-	name, args, ok := fastParams(req.Params)
-	if !ok || !s.hub.Knows(name) {
+	call := plainCall(sess.ss, req)
+	if call == nil {
 		return false
 	}
 	s.mu.Lock()
@@ -155,14 +156,7 @@ func (s *httpSessions) answer(w http.ResponseWriter, r *http.Request, msg jsonrp
 	sess.fast[req.ID] = cancel
 	s.mu.Unlock()
 
-	s.hub.Contact(req.Method)
-	resp := &jsonrpc.Response{ID: req.ID}
-	reply, err := s.hub.Call(ctx, sess.transport, name, args)
-	if err != nil {
-		resp.Error = RPCError(err)
-	} else if resp.Result, err = json.Marshal(ToolResult(reply)); err != nil {
-		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
+	resp := answerCall(ctx, sess.call, req.ID, call)
 	data, err := jsonrpc.EncodeMessage(resp)
 	// As the SDK does, the id is free again before the answer is written: the client
 	// may reuse it as soon as it has the answer.
@@ -177,7 +171,6 @@ func (s *httpSessions) answer(w http.ResponseWriter, r *http.Request, msg jsonrp
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(data)
-	fastAnswered.Add(1)
 	return true
 }
 
@@ -330,12 +323,12 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 	if json.Unmarshal(iw.body, &answer) != nil || answer.Result == nil || answer.Result.ProtocolVersion == "" {
 		return
 	}
-	srv, transport := s.servers(r)
+	srv := wallServerOf(s.servers(r))
 	if srv == nil {
 		return
 	}
 	var ss *mcp.ServerSession
-	for cand := range srv.Sessions() {
+	for cand := range s.servers(r).Sessions() {
 		if cand.ID() == id {
 			ss = cand
 			break
@@ -345,7 +338,7 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 		return // ended already
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &httpSession{transport: transport, protocol: answer.Result.ProtocolVersion, ctx: ctx, cancel: cancel,
+	sess := &httpSession{call: srv.handler, ss: ss, protocol: answer.Result.ProtocolVersion, ctx: ctx, cancel: cancel,
 		fast: map[jsonrpc.ID]context.CancelFunc{}, sdk: map[jsonrpc.ID]int{}, owner: s}
 	s.mu.Lock()
 	s.live[id] = sess

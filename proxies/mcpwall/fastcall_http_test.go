@@ -35,7 +35,7 @@ func TestFastHTTPCallsWaitForANotification(t *testing.T) {
 		}
 	})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
-	ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) (*mcp.Server, string) { return srv, "http" }))
+	ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcp.Server { return srv }))
 	t.Cleanup(ts.Close)
 
 	c := walltest.NewRawMCP(t, ts.URL+"/mcp", nil) // initialize, then notifications/initialized (202, held)

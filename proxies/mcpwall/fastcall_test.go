@@ -5,10 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
@@ -44,7 +49,7 @@ var fastScript = []string{
 }
 
 // TestFastCallSameAnswers: for every condition of the example spec, a session whose
-// plain tool calls the guard answers itself (GuardedTransport.Hub) gets the same answers,
+// plain tool calls the guard hands to the server's handler itself (GuardedTransport.Fast) gets the same answers,
 // byte for byte, and leaves the same record (but for the times) and the same counts of
 // calls, faults and contacts (what tells no_tool_call from wall_not_reached) as the same session
 // answered by the SDK alone; and the guard did answer calls itself.
@@ -57,7 +62,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 			before := mcpwall.FastAnswered()
 			sdk := runScript(t, sdkHub, false)
 			if n := mcpwall.FastAnswered() - before; n != 0 {
-				t.Fatalf("without a hub the guard answered %d calls itself", n)
+				t.Fatalf("without Fast the guard answered %d calls itself", n)
 			}
 			fast := runScript(t, fastHub, true)
 			if n := mcpwall.FastAnswered() - before; n < 8 {
@@ -123,10 +128,7 @@ func osPipes(t *testing.T) pipes {
 func runScriptOver(t *testing.T, h *hub.Hub, fast bool, p pipes) []string {
 	t.Helper()
 	inR, inW, outR, outW := p.inR, p.inW, p.outR, p.outW
-	tr := &mcpwall.GuardedTransport{In: inR, Out: outW}
-	if fast {
-		tr.Hub, tr.Transport = h, "stdio"
-	}
+	tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: fast}
 	done := make(chan error, 1)
 	go func() {
 		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
@@ -173,7 +175,7 @@ func TestFastCallRefusesAnIDInFlight(t *testing.T) {
 		h, _ := walltest.NewTrial(t, "clean")
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Hub: h, Transport: "stdio"}
+		tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true}
 		done := make(chan error, 1)
 		go func() {
 			done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
@@ -228,7 +230,7 @@ func TestFastCallClientThatDoesNotRead(t *testing.T) {
 	p := osPipes(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: p.inR, Out: p.outW, Hub: h, Transport: "stdio"})
+		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: p.inR, Out: p.outW, Fast: true})
 		p.outW.Close()
 	}()
 	lines := bufio.NewReader(p.outR)
@@ -283,4 +285,97 @@ func TestFastCallClientThatDoesNotRead(t *testing.T) {
 	if n := mcpwall.FastAnswered() - before; n != calls {
 		t.Errorf("the guard answered %d calls itself, want all %d", n, calls)
 	}
+}
+
+// TestFastCallRunsTheServersMiddleware: a call the guard hands over goes through every
+// middleware of the server, one added after NewServer included, on both transports: the
+// guard skips the SDK connection's dispatch, not the server's logic. Each call is seen
+// by the middleware once, the fast path was taken, and what the middleware answers in
+// place of the tool is what the client gets.
+func TestFastCallRunsTheServersMiddleware(t *testing.T) {
+	watch := func(srv *mcp.Server) *atomic.Int64 {
+		var seen atomic.Int64
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method != "tools/call" {
+					return next(ctx, method, req)
+				}
+				seen.Add(1)
+				if req.(*mcp.CallToolRequest).Params.Name == "read_email" {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "from the middleware"}}}, nil
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return &seen
+	}
+	check := func(t *testing.T, transport string, seen *atomic.Int64, before int64, answers []string, h *hub.Hub) {
+		t.Helper()
+		if n := seen.Load(); n != 2 {
+			t.Errorf("%s: the middleware saw %d calls, want 2", transport, n)
+		}
+		if n := mcpwall.FastAnswered() - before; n != 2 {
+			t.Errorf("%s: the guard handed over %d calls, want 2", transport, n)
+		}
+		if !strings.Contains(answers[0], "from the middleware") || !strings.Contains(answers[1], "updated") {
+			t.Errorf("%s: answers %q", transport, answers)
+		}
+		if n := h.Stats().Calls; n != 1 {
+			t.Errorf("%s: the hub ran %d calls, want 1 (read_email answered by the middleware)", transport, n)
+		}
+	}
+
+	t.Run("stdio", func(t *testing.T) {
+		h, _ := walltest.NewTrial(t, "clean")
+		srv := mcpwall.NewServer(h, "stdio")
+		seen := watch(srv)
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			done <- mcpwall.Run(context.Background(), srv, &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true})
+			outW.Close()
+		}()
+		lines := bufio.NewReader(outR)
+		ask := func(msg string) string {
+			if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			line, err := lines.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			return line
+		}
+		ask(initializeMsg(1))
+		io.WriteString(inW, initializedMsg+"\n")
+		before := mcpwall.FastAnswered()
+		answers := []string{ask(callMsg(2, "read_email", `{}`)), ask(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))}
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		check(t, "stdio", seen, before, answers, h)
+	})
+
+	t.Run("http", func(t *testing.T) {
+		h, _ := walltest.NewTrial(t, "clean")
+		srv := mcpwall.NewServer(h, "http")
+		seen := watch(srv)
+		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+		ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcp.Server { return srv }))
+		t.Cleanup(ts.Close)
+		c := walltest.NewRawMCP(t, ts.URL+"/mcp", nil)
+		// The session's notifications/initialized is handled before the next call is
+		// taken (a call behind a notification goes to the SDK): wait until it has been.
+		for h.Stats().Reach.Initialized < 1 {
+			time.Sleep(time.Millisecond)
+		}
+		before := mcpwall.FastAnswered()
+		answers := []string{
+			string(c.Call(t, callMsg(2, "read_email", `{}`))),
+			string(c.Call(t, callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))),
+		}
+		check(t, "http", seen, before, answers, h)
+	})
 }

@@ -12,8 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/crashwall/chaos/proxies/hub"
 )
 
 // MaxMessageBytes is the largest JSON-RPC message the wall accepts.
@@ -34,11 +32,12 @@ type GuardedTransport struct {
 	MaxBytes int
 	// OnReject, if set, is told about every rejected line.
 	OnReject func(reason string)
-	// Hub, when set, is the hub whose tools the server serves (NewServer(Hub,
-	// Transport)): the guard then answers a plain tools/call of one of them itself, the
-	// same as the SDK would, in a fraction of the time (fastcall.go).
-	Hub       *hub.Hub
-	Transport string
+	// Fast lets the guard hand a plain tools/call straight to the server's own method
+	// handler, without the SDK connection's dispatch (fastcall.go): for a server made by
+	// NewServer and served by Run.
+	Fast bool
+
+	conn *guardConn
 }
 
 // Connect returns the guard as the SDK's connection over In and Out (guardConn).
@@ -48,10 +47,24 @@ func (t *GuardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		max = MaxMessageBytes
 	}
 	c := newGuardConn(t.In, t.Out, max, t.OnReject)
-	if t.Hub != nil {
-		c.fast = &fastCalls{hub: t.Hub, transport: t.Transport}
+	if t.Fast {
+		c.served = make(chan struct{})
 	}
+	t.conn = c
 	return c, nil
+}
+
+// serve tells the guard the session the SDK made of its connection, served by srv (nil:
+// none): with a wall server its plain calls go to the server's handler from now on.
+func (t *GuardedTransport) serve(srv *mcp.Server, ss *mcp.ServerSession) {
+	c := t.conn
+	if c == nil || c.served == nil {
+		return
+	}
+	if w := wallServerOf(srv); w != nil && ss != nil {
+		c.fast.Store(&fastCalls{call: w.handler, sess: ss, inline: w.inMemory(), cancels: map[jsonrpc.ID]context.CancelFunc{}})
+	}
+	close(c.served)
 }
 
 // headBytes is how much of an oversized message is kept to find its id in.

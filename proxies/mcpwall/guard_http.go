@@ -15,12 +15,12 @@ import (
 
 // GuardHTTP answers a POST body that is too large, not JSON or not JSON-RPC with a
 // JSON-RPC error, as the stdio guard does, instead of the SDK's plain-text 400, and
-// records it in h's record. With servers (nil: none) it also answers a plain tool call
-// in a session the SDK opened itself, as the SDK would (fastcall_http.go).
+// records it in h's record. With servers (nil: none) it also hands a plain tool call in a
+// session the SDK opened to that session's server's handler itself (fastcall_http.go).
 func GuardHTTP(h *hub.Hub, next http.Handler, servers HTTPServers) http.Handler {
 	var fast *httpSessions
 	if servers != nil {
-		fast = newHTTPSessions(h, servers)
+		fast = newHTTPSessions(servers)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

@@ -34,6 +34,7 @@ func NewServer(h *hub.Hub, transport string) *mcp.Server {
 			})
 	}
 	s.AddReceivingMiddleware(UnknownTools(func() *hub.Hub { return h }, transport), countContacts(h))
+	register(s, h.InMemory)
 	return s
 }
 
@@ -122,9 +123,29 @@ func ToolResult(reply world.Reply) *mcp.CallToolResult {
 }
 
 // Run serves srv on t until the client closes its end or ctx ends; the end of the input
-// or of ctx is no error.
+// or of ctx is no error. A GuardedTransport learns here the session it serves.
 func Run(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
-	err := srv.Run(ctx, t)
+	ss, err := srv.Connect(ctx, t, nil)
+	if g, ok := t.(*GuardedTransport); ok {
+		g.serve(srv, ss)
+	}
+	if err != nil {
+		return quiet(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return quiet(ctx.Err())
+	case err := <-ended:
+		return quiet(err)
+	}
+}
+
+// quiet is err, but nil for the end of the input, of ctx or of the connection.
+func quiet(err error) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -27,7 +27,7 @@ import (
 // or ctx ends. Lines that are not JSON-RPC are answered with an error and recorded.
 func ServeStdio(ctx context.Context, h *hub.Hub, in io.Reader, out io.Writer) error {
 	srv := mcpwall.NewServer(h, "stdio")
-	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Hub: h, Transport: "stdio"}
+	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Fast: true}
 	return mcpwall.Run(ctx, srv, t)
 }
 
