@@ -18,6 +18,9 @@ import (
 	"github.com/crashwall/chaos/proxies/hub"
 	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/proxies/mcpwall"
+	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/world"
 )
 
 // fastScript is a session whose calls the guard answers itself where it can, and leaves
@@ -378,4 +381,71 @@ func TestFastCallRunsTheServersMiddleware(t *testing.T) {
 		}
 		check(t, "http", seen, before, answers, h)
 	})
+}
+
+// waitingWorld is a world behind the wall that is not the simulated one (so its calls
+// run beside the reading, as real servers' do): its read_email waits until its context
+// ends, and says so.
+type waitingWorld struct {
+	*world.World
+	entered chan struct{}
+	ended   chan struct{}
+}
+
+func (w *waitingWorld) Call(ctx context.Context, t spec.Tool, args map[string]any, mode world.Mode) world.Reply {
+	if t.Name == "read_email" {
+		close(w.entered)
+		<-ctx.Done()
+		close(w.ended)
+	}
+	return w.World.Call(ctx, t, args, mode)
+}
+
+// TestFastCallCancelled: a notifications/cancelled of a call the stream guard handed
+// over, behind which real servers are still working, ends that call's context, as the
+// SDK ends its own; the guard goes on serving.
+func TestFastCallCancelled(t *testing.T) {
+	ww := &waitingWorld{entered: make(chan struct{}), ended: make(chan struct{})}
+	h := walltest.NewHubOn(t, "clean", record.Discard(), func(s *spec.Spec) hub.ToolSource {
+		ww.World = world.New(s)
+		return ww
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true})
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	send := func(msg string) {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(initializeMsg(1))
+	if _, err := lines.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	send(initializedMsg)
+	before := mcpwall.FastAnswered()
+	send(callMsg(2, "read_email", `{}`))
+	<-ww.entered
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	<-ww.ended // a context never ended leaves the test hanging until its deadline
+	send(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))
+	inW.Close()
+	rest, err := io.ReadAll(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rest), `"id":3,"result"`) {
+		t.Errorf("the call after the cancelled one: %s", rest)
+	}
+	if n := mcpwall.FastAnswered() - before; n != 2 {
+		t.Errorf("the guard handed over %d calls, want 2", n)
+	}
 }
