@@ -54,6 +54,14 @@ type Reach struct {
 	ModelWhy string
 	// Refused names the tools the agent's output shows it refused or could not run.
 	Refused []string
+	// Silent says the agent exited by itself with nothing on stdout or stderr, with
+	// code Exit; GivesWall is the token by which its command gives it the wall
+	// ({mcp_config}, {wall} ...; "" none). An agent given the wall that exits without a
+	// word and without a contact stopped before its work began: its set-up failed, not
+	// its way of naming the wall.
+	Silent    bool
+	Exit      int
+	GivesWall string
 }
 
 // Unreached returns the reason the trial never met the wall, as a code and a sentence a
@@ -73,6 +81,11 @@ func (r Reach) Unreached() (code, why string) {
 		return UnreachedNoModelCall, "no model call reached the model proxy: point the agent's model client at {llm_url} (its base URL)"
 	case !r.Tools || r.ToolCalls > 0:
 		return "", ""
+	case r.Live && r.Contacts == 0 && r.Silent && r.GivesWall != "":
+		return UnreachedNoContact, fmt.Sprintf("the agent exited (code %d) without writing a word and never connected to the wall, "+
+			"though its command gives it the wall ({%s}): it stopped before its work began. Run its command by hand as the trial "+
+			"does (same user, environment and folder): a TMPDIR or HOME it cannot write, a missing login or key, or a program "+
+			"that wants a terminal are the usual causes", r.Exit, r.GivesWall)
 	case r.Live && r.Contacts == 0:
 		return UnreachedNoContact, "the agent never connected to the wall" + r.despiteModelFault() + ": give it the wall's server ({mcp_config}, {wall}, {codex_config} or {wall_url}/mcp) in its command"
 	case r.Live && r.Initializing > 0 && r.Initialized == 0:

@@ -223,6 +223,20 @@ func TestReachUnreached(t *testing.T) {
 		}), UnreachedNoInitialize, "never completed initialize (a model fault fired too"},
 		{"never connected", met(func(r *Reach) { r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0 }), UnreachedNoContact, "never connected"},
 		{"initialize never completed", met(func(r *Reach) { r.ToolCalls, r.Initialized = 0, 0 }), UnreachedNoInitialize, "never completed initialize"},
+		// Claude Code with a TMPDIR it cannot write exits 0 at once, without a word: its
+		// set-up failed, not its way of naming the wall.
+		{"silent exit, given the wall", met(func(r *Reach) {
+			r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0
+			r.Silent, r.GivesWall = true, "mcp_config"
+		}), UnreachedNoContact, "exited (code 0) without writing a word and never connected to the wall, though its command gives it the wall ({mcp_config})"},
+		{"silent exit, not given the wall", met(func(r *Reach) {
+			r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0
+			r.Silent = true
+		}), UnreachedNoContact, "give it the wall's server"},
+		{"given the wall, not silent", met(func(r *Reach) {
+			r.ToolCalls, r.Contacts, r.Initializing, r.Initialized = 0, 0, 0, 0
+			r.GivesWall = "wall"
+		}), UnreachedNoContact, "never connected to the wall: give it"},
 		{"listed, never called", met(func(r *Reach) { r.ToolCalls = 0 }), UnreachedNoToolCall, "never called a tool: is the wall's server allowed?"},
 		{"from the record alone", met(func(r *Reach) { r.ToolCalls, r.Live, r.Contacts = 0, false, 0 }), UnreachedNoToolCall, "never called a tool"},
 		{"claude code advice", met(func(r *Reach) { r.ToolCalls = 0; r.Profile = "claude-code" }), UnreachedNoToolCall, "--allowedTools mcp__chaos"},

@@ -195,6 +195,29 @@ func (v *verification) countTools() {
 		v.reach.Live, v.reach.Contacts, v.reach.Initializing, v.reach.Initialized = true, st.Contacts, st.Initializing, st.Initialized
 		v.reach.ToolCalls = max(v.reach.ToolCalls, st.Calls)
 	}
+	v.reach.Silent = res.Outcome == run.OutcomeCompleted && empty(filepath.Join(res.Dir, "stdout")) && empty(filepath.Join(res.Dir, "stderr"))
+	command := v.in.Trial.AgentCommand
+	if command == "" {
+		command = s.Agent.Command
+	}
+	v.reach.Exit, v.reach.GivesWall = res.ExitCode, wallToken(command)
+}
+
+// empty says the file is there and holds nothing.
+func empty(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() == 0
+}
+
+// wallToken is the first token of command that gives the agent the wall's tools, "" when
+// none does.
+func wallToken(command string) string {
+	for _, tok := range []string{"mcp_config", "wall", "codex_config", "wall_url"} {
+		if strings.Contains(command, "{"+tok+"}") {
+			return tok
+		}
+	}
+	return ""
 }
 
 // decide turns what was read into the verdict (report.Decide), the units' verdicts and

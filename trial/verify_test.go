@@ -230,3 +230,27 @@ func TestVerifyUnpreparedTrial(t *testing.T) {
 		t.Errorf("dir %s, result.json: %v; want it in %s", res.Dir, err, want)
 	}
 }
+
+// TestVerifySilentAgent: an agent given the wall that exits 0 at once without a word and
+// without a contact (Claude Code with a TMPDIR it cannot write) has no verdict, and its
+// reason says it stopped before its work began, not that its command lacks the wall;
+// the same agent with a word on stderr gets the usual sentence.
+func TestVerifySilentAgent(t *testing.T) {
+	for _, tt := range []struct{ command, why string }{
+		{"sh -c 'exit 0' agent {mcp_config}", "the agent exited (code 0) without writing a word and never connected to the wall, though its command gives it the wall ({mcp_config})"},
+		{"sh -c 'echo no >&2' agent {mcp_config}", "the agent never connected to the wall: give it the wall's server"},
+	} {
+		h, env := newHost(t)
+		in := cellTrialInput(t, exampleYAML(t), examplePath, "clean", tt.command, "agent=blind")
+		ws := must[run.Workspace](t, env, h.PrepareWorkspace, in)
+		hub := must[run.HubInfo](t, env, h.StartHub, run.AgentInput{Trial: in, Workspace: ws})
+		res := must[run.AgentResult](t, env, h.RunAgent, run.AgentInput{Trial: in, Workspace: ws, Hub: hub})
+		result := must[run.TrialResult](t, env, h.Verify, run.VerifyInput{Trial: in, Workspace: ws, Agent: &res, CloseReason: "agent exited"})
+		if _, err := env.ExecuteActivity(h.Teardown, run.TeardownInput{Trial: in, Workspace: ws, Reason: "teardown"}); err != nil {
+			t.Fatal(err)
+		}
+		if result.Verdict != report.NoVerdict || result.Unreached != report.UnreachedNoContact || !strings.HasPrefix(result.UnreachedWhy, tt.why) {
+			t.Errorf("%s: verdict %s, unreached %s: %s\nwant no_verdict, wall_not_reached: %s...", tt.command, result.Verdict, result.Unreached, result.UnreachedWhy, tt.why)
+		}
+	}
+}
