@@ -53,7 +53,7 @@ const (
 )
 
 // mcpScript is a client's sessions over streamable HTTP: plain tool calls the guard
-// answers itself, and everything it must leave to the SDK, hostile requests included.
+// takes past the SDK, and everything it must leave to the SDK, hostile requests included.
 var mcpScript = []mcpStep{
 	{name: "a call with no session", session: "none", body: callBody("1", "update_ticket", urgent)},
 	{name: "initialize", session: "none", open: "a", body: initializeBody("2")},
@@ -197,7 +197,7 @@ func serveMCP(t testing.TB, h *hub.Hub, fast bool) string {
 
 // TestFastHTTPSameAnswers: for every condition of the example spec (every fault family
 // on every tool it applies to), a scripted client over streamable HTTP gets the same
-// answers (status, headers and bytes) whether the guard answers plain tool calls itself
+// answers (status, headers and bytes) whether the guard takes plain tool calls past the SDK
 // or the SDK answers everything, the hub counts the same calls, faults and contacts, and
 // the record holds the same rows but for their times; and the guard did answer calls
 // itself. The script holds what a client must be refused too: no session, a forged or
@@ -211,11 +211,11 @@ func TestFastHTTPSameAnswers(t *testing.T) {
 			before := mcpwall.FastAnswered()
 			sdk := runMCPScript(t, serveMCP(t, sdkHub, false))
 			if n := mcpwall.FastAnswered() - before; n != 0 {
-				t.Fatalf("the SDK's handler alone: the guard answered %d calls itself", n)
+				t.Fatalf("the SDK's handler alone: the guard took %d calls past the SDK", n)
 			}
 			fast := runMCPScript(t, serveMCP(t, fastHub, true))
 			if n := mcpwall.FastAnswered() - before; n < 16 {
-				t.Errorf("the guard answered %d calls itself, want at least 16: the fast path was not taken", n)
+				t.Errorf("the guard took %d calls past the SDK, want at least 16: the fast path was not taken", n)
 			}
 			for i, st := range mcpScript {
 				if sdk[i] != fast[i] {
@@ -343,7 +343,7 @@ func TestFastHTTPClients(t *testing.T) {
 			// if its session has not handled it yet (TestFastHTTPCallsWaitForANotification);
 			// the second comes after that.
 			if n := mcpwall.FastAnswered() - before; n < 1 {
-				t.Errorf("the guard answered %d of the client's 2 calls itself, want the second at least", n)
+				t.Errorf("the guard took %d of the client's 2 calls past the SDK, want the second at least", n)
 			}
 			calls := walltest.ReadRecord(t, path).Calls()
 			if len(calls) != 2 {

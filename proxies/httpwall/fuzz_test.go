@@ -66,7 +66,7 @@ func FuzzRESTBody(f *testing.F) {
 }
 
 // FuzzFastHTTP posts any body, twice, in an initialized MCP session under any of the
-// example's conditions, to the wall whose guard answers plain tool calls itself and to
+// example's conditions, to the wall whose guard takes plain tool calls past the SDK and to
 // the SDK's handler alone: both must answer the same (status, headers, bytes), count the
 // same calls, faults and contacts, and record the same rows.
 func FuzzFastHTTP(f *testing.F) {

@@ -134,7 +134,8 @@ func answerCall(ctx context.Context, handler mcp.MethodHandler, id jsonrpc.ID, c
 	return resp
 }
 
-// take reports whether the guard answers msg itself; when it does, it starts the call.
+// take reports whether the guard takes msg past the SDK's connection (to the server's
+// handler, writing the answer itself); when it does, it starts the call.
 func (c *guardConn) take(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {

@@ -76,7 +76,7 @@ type httpSession struct {
 
 // The SDK answers a POSTed notification 202 at once and hands it to its session's
 // goroutine, which handles it before any message sent after it. A call the guard
-// answered itself would overtake it: a DELETE right after could end the session with
+// handed over would overtake it: a DELETE right after could end the session with
 // the notification never handled, so never counted (Hub.Contact), and the SDK's own
 // order (notifications/initialized before the calls) would not hold. So while a
 // session has a notification queued, its calls go to the SDK too, behind it; the
@@ -124,8 +124,9 @@ func (s *httpSessions) end(id string) {
 	}
 }
 
-// answer answers r itself and reports true when r is a plain tools/call of a hub tool
-// in a live session that the SDK would take as it comes; else r goes to the SDK.
+// answer hands r to its session's server's handler, writes the answer and reports true
+// when r is a plain tools/call in a live session that the SDK would take as it comes;
+// else r goes to the SDK.
 func (s *httpSessions) answer(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, body []byte) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || req.Method != "tools/call" || !req.IsCall() {

@@ -19,7 +19,7 @@ import (
 // once the session has handled it (here notifications/initialized, held in the
 // session): the call goes to the SDK, behind the notification, and the hub has counted
 // the notification by the time the call is answered. Once it is handled the guard
-// answers calls itself again. Without this a call the guard answered overtook the
+// takes calls again. Without this a call the guard answered overtook the
 // notification, and a DELETE right after could end the session with it never counted
 // (TestFastHTTPSameAnswers, seen at load).
 func TestFastHTTPCallsWaitForANotification(t *testing.T) {
@@ -65,13 +65,13 @@ func TestFastHTTPCallsWaitForANotification(t *testing.T) {
 		t.Errorf("the call was answered before its session handled notifications/initialized (Initialized %d when answered, want 2)", initialized)
 	}
 	if n := mcpwall.FastAnswered() - before; n != 0 {
-		t.Errorf("the guard answered %d calls itself while a notification was queued, want 0", n)
+		t.Errorf("the guard took %d calls past the SDK while a notification was queued, want 0", n)
 	}
 	if second := c.Call(t, callMsg(5, "read_email", `{}`)); !strings.Contains(string(second), `"id":5,"result"`) {
 		t.Fatalf("the second call: %s", second)
 	}
 	if n := mcpwall.FastAnswered() - before; n != 1 {
-		t.Errorf("the guard answered %d calls itself once the notification was handled, want 1", n)
+		t.Errorf("the guard took %d calls past the SDK once the notification was handled, want 1", n)
 	}
 	if a := c.Post(t, `{"jsonrpc":"2.0","method":"notifications/no_such_thing"}`, nil); a.Status == http.StatusAccepted {
 		t.Fatalf("an unknown notification was taken: %d %s", a.Status, a.Body)

@@ -23,7 +23,7 @@ import (
 	"github.com/crashwall/chaos/world"
 )
 
-// fastScript is a session whose calls the guard answers itself where it can, and leaves
+// fastScript is a session whose calls the guard takes past the SDK's dispatch where it can, and leaves
 // to the SDK where it must: every line is a message, each answered in turn.
 var fastScript = []string{
 	callMsg(1, "update_ticket", `{"field":"priority","value":"urgent"}`), // before initialize: the SDK refuses it
@@ -52,10 +52,11 @@ var fastScript = []string{
 }
 
 // TestFastCallSameAnswers: for every condition of the example spec, a session whose
-// plain tool calls the guard hands to the server's handler itself (GuardedTransport.Fast) gets the same answers,
-// byte for byte, and leaves the same record (but for the times) and the same counts of
-// calls, faults and contacts (what tells no_tool_call from wall_not_reached) as the same session
-// answered by the SDK alone; and the guard did answer calls itself.
+// plain tool calls the guard hands to the server's handler itself (GuardedTransport.Fast)
+// gets the same answers, byte for byte, and leaves the same record (but for the times)
+// and the same counts of calls, faults and contacts (what tells no_tool_call from
+// wall_not_reached) as the same session answered by the SDK alone; and the guard did take
+// calls past the SDK.
 func TestFastCallSameAnswers(t *testing.T) {
 	conds := walltest.ExampleConditions(t)
 	for _, c := range conds {
@@ -65,11 +66,11 @@ func TestFastCallSameAnswers(t *testing.T) {
 			before := mcpwall.FastAnswered()
 			sdk := runScript(t, sdkHub, false)
 			if n := mcpwall.FastAnswered() - before; n != 0 {
-				t.Fatalf("without Fast the guard answered %d calls itself", n)
+				t.Fatalf("without Fast the guard took %d calls past the SDK", n)
 			}
 			fast := runScript(t, fastHub, true)
 			if n := mcpwall.FastAnswered() - before; n < 8 {
-				t.Errorf("the guard answered %d calls itself, want at least 8: the fast path was not taken", n)
+				t.Errorf("the guard took %d calls past the SDK, want at least 8: the fast path was not taken", n)
 			}
 			for i := range fastScript {
 				if sdk[i] != fast[i] {
@@ -225,7 +226,7 @@ func TestFastCallRefusesAnIDInFlight(t *testing.T) {
 // reads a single answer, over OS pipes (a process's stdio, where the guard answers on its
 // reading goroutine): its answers fill the stdout pipe long before its last call is
 // written, yet the guard goes on reading, every call is run once and answered once, and
-// the guard answered them all itself. A guard that waited on a full stdout to write an
+// the guard took them all past the SDK. A guard that waited on a full stdout to write an
 // answer would stop reading: both pipes full, neither side could go on.
 func TestFastCallClientThatDoesNotRead(t *testing.T) {
 	const calls = 3000 // ~450 KB of answers: seven times what a Linux pipe holds
@@ -286,7 +287,7 @@ func TestFastCallClientThatDoesNotRead(t *testing.T) {
 		t.Errorf("%d answers, %d calls run; want %d of each", len(seen), h.Stats().Calls, calls)
 	}
 	if n := mcpwall.FastAnswered() - before; n != calls {
-		t.Errorf("the guard answered %d calls itself, want all %d", n, calls)
+		t.Errorf("the guard took %d calls past the SDK, want all %d", n, calls)
 	}
 }
 
