@@ -98,13 +98,17 @@ func TestRunAgentCancelKillsTheGroup(t *testing.T) {
 		t.Fatal("the agent's group is not running")
 	}
 	cancel()
-	select {
-	case o := <-done:
-		if o.err == nil {
-			t.Errorf("a cancelled RunAgent returned %+v and no error", o.res)
+	var o outcome
+	fixture.Eventually(t, "RunAgent to return after the cancel", func() bool {
+		select {
+		case o = <-done:
+			return true
+		default:
+			return false
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("RunAgent did not return after the cancel")
+	})
+	if o.err == nil {
+		t.Errorf("a cancelled RunAgent returned %+v and no error", o.res)
 	}
 	waitGroupGone(t, pgid)
 }
@@ -351,11 +355,14 @@ func TestRunAgentNothingEscapes(t *testing.T) {
 					cancel()
 				}
 				if !returned {
-					select {
-					case <-done:
-					case <-time.After(time.Minute):
-						t.Fatal("RunAgent did not return")
-					}
+					fixture.Eventually(t, "RunAgent to return", func() bool {
+						select {
+						case <-done:
+							return true
+						default:
+							return false
+						}
+					})
 				}
 				// RunAgent returns once the reaper has killed and reaped everything; a
 				// moment (goneWithin, well short of the marked sleeps) is allowed for the

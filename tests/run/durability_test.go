@@ -51,7 +51,7 @@ func TestDurability(t *testing.T) {
 		return len(running) > 0
 	})
 	// The scan must see them while they run, or finding none after would prove nothing.
-	testkit.WaitFor(t, time.Minute, "worker A's agents to start their marked sleeps", func() bool {
+	testkit.WaitFor(t, runTimeout, "worker A's agents to start their marked sleeps", func() bool {
 		return len(processes(mark)) >= 2
 	})
 	workerA.Kill()
