@@ -56,7 +56,7 @@ type Activities struct {
 	trialsOnce sync.Once
 
 	mu sync.Mutex
-	// held is the light trials holding one of the MaxTrials slots.
+	// held is the trials holding one of the MaxTrials slots (takeSlot).
 	held     map[string]bool
 	slots    chan struct{}
 	slotOnce sync.Once

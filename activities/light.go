@@ -16,9 +16,9 @@ import (
 // nothing polls it any more, and the trial's next step times out (schedule-to-start, or
 // RunTrial's heartbeat), which the workflow takes as a lost worker.
 
-// ErrWorkerBusy is the error type of a trial that found no free slot on its worker within
-// slotWait (takeSlot). No trial takes a slot this way now: the trial queue's activity
-// slots are a worker's trials.
+// ErrWorkerBusy is the error type of a trial that found no free slot on its worker. None
+// does: takeSlot waits for a slot as long as it takes, and no trial takes a slot that way,
+// the trial queue's activity slots being a worker's trials.
 const ErrWorkerBusy = "worker_busy"
 
 // takeSlot holds one of the worker's MaxTrials slots for the trial key (once per key: a

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/crashwall/chaos/tests/chaosbin"
 	"github.com/crashwall/chaos/tests/fixture"
@@ -143,17 +142,5 @@ func agentInput(t *testing.T, yaml []byte, command string) run.AgentInput {
 		Trial:     in,
 		Workspace: run.Workspace{Dir: t.TempDir(), TrialDir: t.TempDir()},
 		Hub:       run.HubInfo{URL: "http://127.0.0.1:9", Command: command},
-	}
-}
-
-// testWaitFor waits for cond, failing the test after a minute.
-func testWaitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

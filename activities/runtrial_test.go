@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // oneStep makes in a trial as its batch gives it (workflows/batch.go): its own abort signal.
@@ -73,7 +74,7 @@ func TestRunTrialCancelled(t *testing.T) {
 		done <- err
 	}()
 	var started string
-	testWaitFor(t, func() bool {
+	fixture.Eventually(t, "the agent to start", func() bool {
 		if lt := a.host().Live(in.Key()); lt != nil {
 			matches, _ := filepath.Glob(filepath.Join(a.WorkRoot, "*", "*", "started"))
 			matches2, _ := filepath.Glob(filepath.Join(a.WorkRoot, "*", "started"))
@@ -83,7 +84,7 @@ func TestRunTrialCancelled(t *testing.T) {
 			}
 		}
 		return false
-	}, "the agent to start")
+	})
 	cancel()
 	var err error
 	select {

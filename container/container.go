@@ -2,7 +2,7 @@
 // model proxy and its sandbox, and nothing else: no network (only the container's own
 // loopback), a read-only root, no capabilities, no new privileges, a non-root user, a
 // process limit, the sandbox the only writable host path. It knows Docker (the Docker Go
-// client) and nothing of trials; activities/runtime_docker.go says what to run.
+// client) and nothing of trials; trial/runtime_docker.go says what to run.
 package container
 
 import (

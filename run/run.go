@@ -195,7 +195,7 @@ type TrialInput struct {
 	// HeartbeatTimeout: as in ExperimentInput.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	// BranchFrom (chaos run --branch, a fault trial) is the ID of the clean trial whose
-	// twin state the trial starts from (activities/branch.go reads it from the run folder).
+	// twin state the trial starts from (trial/branchrun.go reads it from the run folder).
 	BranchFrom string `json:"branch_from,omitempty"`
 	// AbortSignal is the signal that aborts this trial: TrialAbortSignal of its id, sent to
 	// the TrialBatchWorkflow that runs it (its watcher sends it there).

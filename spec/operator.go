@@ -12,7 +12,7 @@ import (
 // Operator is a scripted person who answers the agent after it ends, up to Turns times:
 // the first rule that matches what the agent said at the end (and the twin's session)
 // gives the reply, after its action on the twin, and the agent is resumed with the reply
-// by the Resume command (activities/operator.go; docs/shim.md).
+// by the Resume command (trial/operator.go; docs/shim.md).
 type Operator struct {
 	// Resume is the command that resumes the agent, a template like agent.command with
 	// two more tokens: {operator_message} (the reply) and {session_id} (the agent's

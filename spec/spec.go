@@ -88,7 +88,7 @@ type Task struct {
 	Probes []Probe `json:"probes,omitempty"`
 	// Units are the task's units (records, files), each judged on its own: its state
 	// checks are those whose key holds its name, its claim the closing message's
-	// `UNIT: VERIFIED` or `UNIT: FAILED` line (activities/units.go).
+	// `UNIT: VERIFIED` or `UNIT: FAILED` line (trial/units.go).
 	Units []string `json:"units,omitempty"`
 }
 

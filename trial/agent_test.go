@@ -61,19 +61,17 @@ func groupAlive(t *testing.T, pgid int) []int {
 	return alive
 }
 
-// waitGroupGone waits a little for the group's processes to finish dying.
+// goneWithin bounds the wait for killed processes to finish dying: time enough on a
+// starved machine, and well short of the 300 s (or more) the tests' processes sleep, so
+// that one that was not killed is still there to be seen.
+const goneWithin = time.Minute
+
+// waitGroupGone waits (goneWithin at most) for the group's processes to finish dying.
 func waitGroupGone(t *testing.T, pgid int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		alive := groupAlive(t, pgid)
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v of the agent's group %d are still alive", alive, pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var alive []int
+	if !fixture.Until(t, goneWithin, func() bool { alive = groupAlive(t, pgid); return len(alive) == 0 }) {
+		t.Fatalf("processes %v of the agent's group %d are still alive", alive, pgid)
 	}
 }
 
@@ -100,13 +98,17 @@ func TestRunAgentCancelKillsTheGroup(t *testing.T) {
 		t.Fatal("the agent's group is not running")
 	}
 	cancel()
-	select {
-	case o := <-done:
-		if o.err == nil {
-			t.Errorf("a cancelled RunAgent returned %+v and no error", o.res)
+	var o outcome
+	fixture.Eventually(t, "RunAgent to return after the cancel", func() bool {
+		select {
+		case o = <-done:
+			return true
+		default:
+			return false
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("RunAgent did not return after the cancel")
+	})
+	if o.err == nil {
+		t.Errorf("a cancelled RunAgent returned %+v and no error", o.res)
 	}
 	waitGroupGone(t, pgid)
 }
@@ -119,16 +121,12 @@ func TestRunAgentKillsWhatTheAgentLeft(t *testing.T) {
 		t.Errorf("result %+v; want exit code 3", res)
 	}
 	child := fixture.WaitForPID(t, filepath.Join(in.Workspace.Dir, "child"))
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	gone := fixture.Until(t, goneWithin, func() bool {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
-		if err != nil || strings.Contains(string(b), ") Z ") {
-			break // gone, or a zombie waiting for init
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent's background child %d outlived it", child)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err != nil || strings.Contains(string(b), ") Z ") // gone, or a zombie waiting for init
+	})
+	if !gone {
+		t.Fatalf("the agent's background child %d outlived it", child)
 	}
 }
 
@@ -337,7 +335,7 @@ func TestRunAgentNothingEscapes(t *testing.T) {
 				}()
 				started := filepath.Join(in.Workspace.Dir, "started")
 				var returned bool
-				testWaitFor(t, func() bool {
+				fixture.Eventually(t, "the agent to start its processes", func() bool {
 					select {
 					case <-done:
 						returned = true
@@ -346,7 +344,7 @@ func TestRunAgentNothingEscapes(t *testing.T) {
 					}
 					_, err := os.Stat(started)
 					return err == nil
-				}, "the agent to start its processes")
+				})
 				if _, err := os.Stat(started); err != nil {
 					t.Fatal("the agent ended before it started its processes: nothing was tested")
 				}
@@ -357,23 +355,20 @@ func TestRunAgentNothingEscapes(t *testing.T) {
 					cancel()
 				}
 				if !returned {
-					select {
-					case <-done:
-					case <-time.After(time.Minute):
-						t.Fatal("RunAgent did not return")
-					}
+					fixture.Eventually(t, "RunAgent to return", func() bool {
+						select {
+						case <-done:
+							return true
+						default:
+							return false
+						}
+					})
 				}
 				// RunAgent returns once the reaper has killed and reaped everything; a
-				// moment is allowed for the kernel to finish.
+				// moment (goneWithin, well short of the marked sleeps) is allowed for the
+				// kernel to finish.
 				var left []string
-				deadline := time.Now().Add(5 * time.Second)
-				for {
-					if left = marked(t, mark); len(left) == 0 || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				if len(left) > 0 {
+				if !fixture.Until(t, goneWithin, func() bool { left = marked(t, mark); return len(left) == 0 }) {
 					for _, l := range left {
 						if pid, err := strconv.Atoi(strings.SplitN(l, ":", 2)[0]); err == nil {
 							syscall.Kill(pid, syscall.SIGKILL)
@@ -383,17 +378,5 @@ func TestRunAgentNothingEscapes(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// testWaitFor waits for cond, failing the test after a minute.
-func testWaitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

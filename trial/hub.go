@@ -170,7 +170,7 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 		tokens["shim_path"] = lt.shim.Bin
 	}
 	if s.Browser != nil {
-		// The browser wall: Chromium behind the CDP guard, {cdp_url} (activities/browser.go).
+		// The browser wall: Chromium behind the CDP guard, {cdp_url} (browser.go).
 		if err := browserProblem(s); err != nil {
 			h.drop(t.Key())
 			lt.stop("the browser wall was refused: " + err.Error())

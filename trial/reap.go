@@ -29,10 +29,10 @@ var ExecutableIsChaos bool
 
 // reaper is the command line that runs an agent under a reaper, before the agent's own
 // (`-- sh -c COMMAND`): the relay next to the chaos binary (`chaos-relay reap`: a small
-// static binary, where chaos is 200 MB that each trial would load and initialize), else
-// `chaos reap` (ChaosBin when set, which is chaos by contract since {wall} runs it, else
-// this executable when it is chaos); nil when there is none or the system has no child
-// subreapers.
+// static binary, where chaos is a large one, Temporal inside, that each trial would load
+// and initialize), else `chaos reap` (ChaosBin when set, which is chaos by contract since
+// {wall} runs it, else this executable when it is chaos); nil when there is none or the
+// system has no child subreapers.
 func (h *Host) reaper() []string {
 	if !reaping {
 		return nil

@@ -279,7 +279,7 @@ func TestStartHubErrors(t *testing.T) {
 	}
 }
 
-// TestSpecOfTheLiveTrial: an inline trial's agent step carries no spec text; the worker
+// TestSpecOfTheLiveTrial: a trial's agent step carries no spec text; the worker
 // that set the trial up reads it from the live trial (with its --profile), and a step
 // without it on a worker that has no such trial is refused as bad input.
 func TestSpecOfTheLiveTrial(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 
 // awaitExit returns once the process p has ended, without taking an OS thread while it
 // waits: p.Wait (and exec.Cmd.Wait) block a thread in waitid for as long as the agent
-// runs, and a worker with 1,000 agents in flight held 1,000 threads (865 MB). Here the
-// process's pidfd is polled by the Go runtime's netpoller, which parks only this
-// goroutine; the Wait that follows then finds the process ended and returns at once.
-// Where the system has no pidfd (Linux before 5.10) it returns at once, and the Wait
-// blocks as before.
+// runs, a thread per agent in flight (the figures: docs/ARCHITECTURE.md, "No OS thread
+// per waiting agent"). Here the process's pidfd is polled by the Go runtime's netpoller,
+// which parks only this goroutine; the Wait that follows then finds the process ended and
+// returns at once. Where the system has no pidfd (Linux before 5.10) it returns at once,
+// and the Wait blocks its thread.
 func awaitExit(p *os.Process) {
 	fd, err := unix.PidfdOpen(p.Pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
@@ -26,7 +26,7 @@ func awaitExit(p *os.Process) {
 	}
 	// A pidfd turns readable when its process ends. Read calls the func first, and again
 	// after each wake-up, until it says done; a pidfd the netpoller cannot take makes Read
-	// return an error, and the Wait blocks as before.
+	// return an error, and the Wait blocks its thread.
 	_ = rc.Read(func(fd uintptr) bool {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // TestWaitHoldsNoThread starts agents through the process runtime (processRuntime.start,
@@ -50,12 +51,8 @@ func TestWaitHoldsNoThread(t *testing.T) {
 			})
 		}
 		// Every agent's waiter has started its wait.
-		deadline := time.Now().Add(5 * time.Minute)
-		for agentsWaited.Load() < int64(len(agents)) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d agents waited for after 5 minutes", agentsWaited.Load(), len(agents))
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !fixture.Until(t, 0, func() bool { return agentsWaited.Load() >= int64(len(agents)) }) {
+			t.Fatalf("%d of %d agents waited for at the test's deadline", agentsWaited.Load(), len(agents))
 		}
 	}
 	start(8) // the runtime's own threads for starting processes, made once

@@ -23,6 +23,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 const testTaskQueue = "worker-test"
@@ -104,11 +106,11 @@ func TestServer(t *testing.T) {
 		// Visibility is written after the workflow closes, so wait for it to show.
 		url := first.UIAddr() + "/api/v1/namespaces/default/workflows"
 		var last string
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		listed := fixture.Until(t, 0, func() bool {
 			status, body := httpGet(t, url)
 			last = body
 			if status != http.StatusOK {
-				continue
+				return false
 			}
 			var list struct {
 				Executions []struct {
@@ -121,11 +123,14 @@ func TestServer(t *testing.T) {
 			}
 			for _, e := range list.Executions {
 				if e.Execution.WorkflowID == "greet-1" && e.Status == "WORKFLOW_EXECUTION_STATUS_COMPLETED" {
-					return
+					return true
 				}
 			}
+			return false
+		})
+		if !listed {
+			t.Fatalf("GET %s never listed greet-1 as completed; last body %.500q", url, last)
 		}
-		t.Fatalf("GET %s never listed greet-1 as completed; last body %.500q", url, last)
 	})
 
 	w.Stop()

@@ -21,7 +21,7 @@ import (
 // costs, apart from chaos's activities and the agent.
 //
 //	child        each trial a child workflow: its set-up a local activity in its first
-//	             workflow task, then one activity (the agent's): today's light trial
+//	             workflow task, then one activity (the agent's): session 8's light trial
 //	inline       each trial a coroutine of the experiment's workflow: its set-up one
 //	             activity on the shared queue, then the agent's (no child, no second history)
 //	inline-local the same with the set-up a local activity of the experiment's workflow task

@@ -6,7 +6,7 @@ import (
 )
 
 // TestWorkerSizing pins what a worker's size changes: a worker of up to 10 trials sends
-// every heartbeat (an abort reaches its agents within a second, as before), a large one
+// every heartbeat (an abort reaches its agents within a second), a large one
 // sends about 20 a second in all, never fewer than one per activity each 30 s; and a
 // worker always has activity slots for the agent and watcher of every trial.
 func TestWorkerSizing(t *testing.T) {

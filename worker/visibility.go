@@ -43,8 +43,8 @@ var unusedVisibilityIndexes = []string{
 }
 
 // dropUnusedVisibilityIndexes drops unusedVisibilityIndexes from the SQLite database
-// dbFile, once for a new database and again (a no-op) at every start, so a database made
-// before this change loses them too. The server is not running yet (the data directory
+// dbFile, once for a new database and again (a no-op) at every start, so a database an
+// older chaos made loses them too. The server is not running yet (the data directory
 // is locked by this process).
 func dropUnusedVisibilityIndexes(dbFile string) error {
 	db, err := sql.Open("sqlite", "file:"+dbFile+"?mode=rw&_pragma=busy_timeout%3d10000")

@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // TestVisibilityIndexes: the embedded server's database has none of the unused
@@ -72,18 +74,17 @@ func TestVisibilityIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"HistoryLength > 3", "WorkflowType = 'greetWorkflow' AND ExecutionStatus = 'Completed'"} {
-		for {
-			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+		var resp *workflowservice.ListWorkflowExecutionsResponse
+		found := fixture.Until(t, 0, func() bool {
+			var err error
+			resp, err = c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 			if err != nil {
 				t.Fatalf("list %q: %v", q, err)
 			}
-			if len(resp.Executions) == 1 && resp.Executions[0].Execution.WorkflowId == "greet-vis" {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("list %q never found greet-vis (last: %v)", q, resp.Executions)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return len(resp.Executions) == 1 && resp.Executions[0].Execution.WorkflowId == "greet-vis"
+		})
+		if !found {
+			t.Fatalf("list %q never found greet-vis (last: %v)", q, resp.Executions)
 		}
 	}
 }

@@ -39,10 +39,10 @@ type WorkerOptions struct {
 
 // NewWorker builds the three workers of one chaos worker process, started and stopped
 // together: on the task queue (run.TaskQueue, or opts.TaskQueue) every workflow and
-// activity, with worker sessions enabled for older runs; on this process's own queue the
-// steps of a trial that must reach its hub; on the trial queue (run.TrialTaskQueue) the
-// trials themselves, MaxTrials at once. It removes the socket folders of workers that
-// were killed on this machine first. Make c with ClientOptions.
+// activity, with worker sessions enabled (which no workflow opens); on this process's own
+// queue the steps of a trial that must reach its hub; on the trial queue
+// (run.TrialTaskQueue) the trials themselves, MaxTrials at once. It removes the socket
+// folders of workers that were killed on this machine first. Make c with ClientOptions.
 func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	if opts.MaxTrials <= 0 {
 		opts.MaxTrials = 8
@@ -84,9 +84,9 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		}
 	}
 	w.RegisterActivity(acts)
-	// This worker's own queue: a light trial's steps after SetUpTrial come here, to the
-	// hub they need (activities/light.go). A fresh name each process: a restarted worker
-	// never takes the steps of trials whose hubs died with the one before.
+	// This worker's own queue: a trial's steps after RunTrial (its finish, its teardown)
+	// come here, to the hub they need (Activities.HostQueue). A fresh name each process: a
+	// restarted worker never takes the steps of trials whose hubs died with the one before.
 	acts.HostQueue = hostQueue(queue)
 	acts.MaxTrials = opts.MaxTrials
 	host := sdkworker.New(c, acts.HostQueue, sdkworker.Options{

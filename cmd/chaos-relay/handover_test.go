@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // TestRelayHandsOverStdio: the relay started as an agent starts {wall} hands its stdin
@@ -43,7 +44,7 @@ func TestRelayHandsOverStdio(t *testing.T) {
 			t.Errorf("the hub served %d sessions on handed-over descriptors; want 1", n)
 		}
 		for _, fd := range []string{"0", "1"} {
-			waitFor(t, "the relay's fd "+fd+" to be /dev/null", func() bool {
+			fixture.Eventually(t, "the relay's fd "+fd+" to be /dev/null", func() bool {
 				target, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "fd", fd))
 				return target == os.DevNull
 			})
@@ -77,7 +78,7 @@ func TestRelayHandsOverStdio(t *testing.T) {
 			t.Errorf("HandedOver = %d; want 1", st.HandedOver())
 		}
 		p.pipeHolders(t, false)
-		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+		fixture.Eventually(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	})
 	t.Run("the relay killed mid-session ends the session", func(t *testing.T) {
 		_, st, _ := serveHub(t)
@@ -93,7 +94,7 @@ func TestRelayHandsOverStdio(t *testing.T) {
 			t.Errorf("exit %d; want the kill's -1", code)
 		}
 		p.pipeHolders(t, true)
-		waitFor(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+		fixture.Eventually(t, "the session's goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 	})
 	t.Run("the hub closing ends the session and the relay while stdin is open", func(t *testing.T) {
 		_, st, _ := serveHub(t)

@@ -26,7 +26,8 @@
 //
 // `chaos-relay reap [--parent PID] -- COMMAND...` is what the worker runs an agent under
 // (package reap, Linux): nothing the agent starts outlives it or the worker. The same as
-// `chaos reap`, without loading and initializing the 200 MB chaos binary each trial.
+// `chaos reap`, without loading and initializing the much larger chaos binary each trial
+// (the figures: docs/ARCHITECTURE.md).
 //
 // It ends when the hub closes the stream (the trial is over) or, after the agent closes
 // its stdin, when the hub has answered and closed its side; either way with the hub's

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/proxies/stdio"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 const (
@@ -91,7 +92,7 @@ func (p *relayProc) pipeHolders(t *testing.T, stdinOpen bool) {
 		want[p.pipes[0]] = 1
 	}
 	for link, n := range want {
-		waitFor(t, "the hub to close its copy of "+link, func() bool {
+		fixture.Eventually(t, "the hub to close its copy of "+link, func() bool {
 			ents, err := os.ReadDir("/proc/self/fd")
 			if err != nil {
 				t.Fatal(err)
@@ -144,15 +145,4 @@ func (p *relayProc) wait(t *testing.T) int {
 		t.Fatalf("waiting for the relay: %v", p.waited)
 	}
 	return p.cmd.ProcessState.ExitCode()
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 minutes for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

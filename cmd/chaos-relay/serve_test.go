@@ -49,8 +49,19 @@ func TestMain(m *testing.M) {
 }
 
 // unixHTTP serves a handler that answers its path on a unix socket, as the hub's HTTP
-// server does for a container; it returns the socket's path and its listener.
-func unixHTTP(t *testing.T) (string, net.Listener) {
+// server does for a container; it returns the socket's path.
+func unixHTTP(t *testing.T) string {
+	t.Helper()
+	sock, ln := unixListener(t)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hub answered %s", r.URL.Path) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return sock
+}
+
+// unixListener listens on a unix socket in a short temporary path (a socket's path is
+// limited to about 100 bytes) and closes it at the end of the test.
+func unixListener(t *testing.T) (string, net.Listener) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "relay-")
 	if err != nil {
@@ -62,9 +73,7 @@ func unixHTTP(t *testing.T) (string, net.Listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hub answered %s", r.URL.Path) })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { ln.Close() })
 	return sock, ln
 }
 
@@ -104,7 +113,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("forwards the loopback to the hub's socket and ends as the command ends", func(t *testing.T) {
-		sock, _ := unixHTTP(t)
+		sock := unixHTTP(t)
 		addr := freePort(t)
 		code, errOut := serveChild(t, []string{"RELAY_TEST_GET=http://" + addr + "/tools/read_email"}, "--tcp", addr+"="+sock, "--", self)
 		if code != 0 {
@@ -120,10 +129,13 @@ func TestServe(t *testing.T) {
 		}
 	})
 	t.Run("the hub gone ends the agent", func(t *testing.T) {
-		sock, ln := unixHTTP(t)
+		// The relay's watch finds the hub there once; then the worker dies: its socket refuses.
+		sock, ln := unixListener(t)
 		go func() {
-			time.Sleep(time.Second)
-			ln.Close() // the worker died: its socket refuses
+			if c, err := ln.Accept(); err == nil {
+				c.Close()
+			}
+			ln.Close()
 		}()
 		start := time.Now()
 		code, errOut := serveChild(t, nil, "--watch", sock, "--", "sleep", "300")

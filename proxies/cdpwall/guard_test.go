@@ -15,6 +15,7 @@ import (
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
 	"github.com/crashwall/chaos/tests/browser/site"
+	testfixture "github.com/crashwall/chaos/tests/fixture" // this package has a fixture type of its own
 )
 
 // The guard in front of Debian's Chromium, driven over CDP through {cdp_url} by a raw CDP
@@ -124,9 +125,9 @@ func startWith(t *testing.T, condition, specText string) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{site: st, guard: g, hub: h, rec: recPath, client: c, sess: sess, lost: lost, chrome: chrome}
-	for f.eval(t, `document.body && document.body.dataset.loaded || ""`) != "1" {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testfixture.Eventually(t, "the test site's page to load", func() bool {
+		return f.eval(t, `document.body && document.body.dataset.loaded || ""`) == "1"
+	})
 	return f
 }
 
@@ -282,11 +283,8 @@ func TestGuardRules(t *testing.T) {
 	if err := click("save"); err != nil {
 		t.Fatalf("click on Save: %v", err)
 	}
-	for i := 0; len(f.site.Records()) != 1; i++ {
-		if i == 200 {
-			t.Fatalf("the click on Save saved nothing: the page shows %q; the site got %v", f.eval(t, `document.getElementById('status').textContent`), f.site.Requests())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testfixture.Until(t, 0, func() bool { return len(f.site.Records()) == 1 }) {
+		t.Fatalf("the click on Save saved nothing: the page shows %q; the site got %v", f.eval(t, `document.getElementById('status').textContent`), f.site.Requests())
 	}
 
 	// The agent's own interception may not rewrite a request the guard checked.
@@ -357,17 +355,6 @@ func TestGuardLost(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no guard_lost row in the record")
-	}
-}
-
-func testWait(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never met")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

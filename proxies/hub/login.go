@@ -4,7 +4,7 @@ import (
 	"github.com/crashwall/chaos/faults"
 )
 
-// The operator's login (spec operator:, activities/operator.go): a fault that ends the
+// The operator's login (spec operator:, trial/operator.go): a fault that ends the
 // session (faults.EndsSession: session_drop) and has fired ended the trial's session; a
 // login revives it, and the fault fires no more in the trial. A login while the session
 // is alive changes nothing.

@@ -4,7 +4,7 @@ package llm
 // response into a faults.ModelMessage and writes a mutated message back into the same
 // response, in the API's own shape and vocabulary, keeping every field it does not
 // change (ids, model, usage, reasoning items). Streamed responses are assembled into
-// the whole response first and streamed again from it (llm_stream.go).
+// the whole response first and streamed again from it (stream.go).
 //
 //	upstream body ──assemble (SSE)──> whole response ──decode──> ModelMessage ──fault──> ModelMessage
 //	                                        └───────────────────encode (in place)────────────┘──stream (SSE)──> agent

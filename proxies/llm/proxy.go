@@ -79,7 +79,7 @@ type ModelProxyConfig struct {
 	Client *http.Client
 	// Sleep waits d or until ctx is done (nil: a real timer). Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Prices turns each call's tokens into money (nil: cost.Defaults); llm_usage.go.
+	// Prices turns each call's tokens into money (nil: cost.Defaults); usage.go.
 	Prices cost.Table
 	// MaxUSD is the trial's limits.max_cost_usd (0: none): once the calls so far cost more,
 	// every further model call is refused here, so the trial overshoots by at most the
@@ -116,7 +116,7 @@ type ModelProxy struct {
 	calls    int  // model calls so far: the ordinal of undeclared positions
 	declared bool // a call of this trial has declared its position
 	stats    ModelStats
-	usage    cost.Usage // the tokens and money the responses declared (llm_usage.go)
+	usage    cost.Usage // the tokens and money the responses declared (usage.go)
 }
 
 // NewModelProxy checks the configuration and builds the proxy.

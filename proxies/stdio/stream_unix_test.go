@@ -17,6 +17,7 @@ import (
 	"github.com/crashwall/chaos/proxies/internal/walltest"
 	"github.com/crashwall/chaos/proxies/stdio"
 	"github.com/crashwall/chaos/record"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
@@ -251,25 +252,22 @@ func fdLink(t *testing.T, f *os.File) string {
 // session as the session ends, on its own goroutine, and those it refuses at once.
 func waitClosed(t *testing.T, links []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
+	var open []string
+	closed := fixture.Until(t, 0, func() bool {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var open []string
+		open = nil
 		for _, e := range ents {
 			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
 			if slices.Contains(links, l) {
 				open = append(open, l)
 			}
 		}
-		if len(open) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still open in this process after the session: %v", open)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(open) == 0
+	})
+	if !closed {
+		t.Fatalf("still open in this process after the session: %v", open)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/crashwall/chaos/report"
 	"github.com/crashwall/chaos/run"
 	"github.com/crashwall/chaos/store/pgtest"
+	"github.com/crashwall/chaos/tests/fixture"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -73,11 +74,7 @@ func TestDatabaseLoss(t *testing.T) {
 		done, _ := filepath.Glob(filepath.Join(out, "trials", "*", "*", "*", "result.json"))
 		return len(done) >= len(ids)
 	})
-	deadline := time.Now().Add(runTimeout)
-	for _, done := p.Exited(); !done && time.Now().Before(deadline); _, done = p.Exited() {
-		time.Sleep(time.Second)
-	}
-	if _, done := p.Exited(); !done {
+	if !fixture.Until(t, runTimeout, func() bool { _, done := p.Exited(); return done }) {
 		t.Fatalf("every trial finished, but chaos run did not end within %s after\nwhere the experiment waits:\n%s\nchaos run stderr:\n%s\nserver:\n%s",
 			runTimeout, describeStall(t, addr[1], runIDOf(t, p.Stdout.String())), p.Stderr, tail(srv.Stderr.String(), 8000))
 	}

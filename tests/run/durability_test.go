@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/fixture"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -50,7 +51,7 @@ func TestDurability(t *testing.T) {
 		return len(running) > 0
 	})
 	// The scan must see them while they run, or finding none after would prove nothing.
-	testkit.WaitFor(t, time.Minute, "worker A's agents to start their marked sleeps", func() bool {
+	testkit.WaitFor(t, runTimeout, "worker A's agents to start their marked sleeps", func() bool {
 		return len(processes(mark)) >= 2
 	})
 	workerA.Kill()
@@ -59,11 +60,7 @@ func TestDurability(t *testing.T) {
 	// Worker A's agents, and all they started, go with it (their reaper), before worker B
 	// starts any agent of its own.
 	var left []string
-	deadline := time.Now().Add(10 * time.Second)
-	for left = processes(mark); len(left) > 0 && time.Now().Before(deadline); left = processes(mark) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(left) > 0 {
+	if !fixture.Until(t, goneWithin, func() bool { left = processes(mark); return len(left) == 0 }) {
 		t.Fatalf("processes of the killed worker's trials outlived it:\n%s", strings.Join(left, "\n"))
 	}
 	startWorker(t, env, srv.Addr)

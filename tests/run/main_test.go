@@ -225,6 +225,11 @@ func exists(path string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
+// goneWithin bounds the wait for killed processes to finish dying: time enough on a
+// starved machine, and well short of the 300 s the tests' marked sleeps last, so that one
+// that outlived its trial is still there to be seen.
+const goneWithin = 30 * time.Second
+
 // processes lists the live processes (zombies left out) whose command line or
 // environment contains mark, as "pid: command line".
 func processes(mark string) []string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crashwall/chaos/run"
+	"github.com/crashwall/chaos/tests/fixture"
 	"github.com/crashwall/chaos/tests/testkit"
 )
 
@@ -51,17 +52,13 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		envMark := "CHAOS_TEST_MARK=" + t.Name()
 		var left []string
 		// A process killed a moment ago may still be on its way out.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		gone := fixture.Until(t, goneWithin, func() bool {
 			left = append(processes(mark), processes(envMark)...)
 			slices.Sort(left)
 			left = slices.Compact(left)
-			if len(left) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if len(left) > 0 {
+			return len(left) == 0
+		})
+		if !gone {
 			t.Errorf("processes of the trials outlived the run:\n%s", strings.Join(left, "\n"))
 		}
 	}

@@ -97,7 +97,7 @@ func TestHostReboot(t *testing.T) {
 	}
 	killed := time.Now()
 	<-exited
-	testkit.WaitFor(t, 10*time.Second, "every process of the run to be gone", func() bool {
+	testkit.WaitFor(t, goneWithin, "every process of the run to be gone", func() bool {
 		for _, p := range procs {
 			if alive(p) {
 				return false

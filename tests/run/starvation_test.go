@@ -58,7 +58,7 @@ func TestStarvedWorker(t *testing.T) {
 		srv.Signal(t, syscall.SIGCONT)
 
 		w.Signal(t, syscall.SIGSTOP)
-		time.Sleep(3 * heartbeat)
+		time.Sleep(3 * heartbeat) // the starvation itself, past the heartbeat timeout: the worker's trials are lost
 		w.Signal(t, syscall.SIGCONT)
 
 		if code := runProc.Wait(t, runTimeout); code != 0 {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/crashwall/chaos/store"
 	"github.com/crashwall/chaos/tests/chaosbin"
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // Main is the body of the TestMain of a package that runs chaos: it builds the binary
@@ -74,15 +75,13 @@ func EnvDir(t testing.TB, extra ...string) (env []string, tmp string) {
 	return append(env, extra...), tmp
 }
 
-// WaitFor polls cond until it holds; what names the condition in the failure.
+// WaitFor polls cond until it holds (fixture.Until); what names the condition in the
+// failure, after timeout or shortly before the test's deadline, whichever comes first.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if !fixture.Until(t, timeout, cond) {
+		t.Fatalf("timed out after %s waiting for: %s", time.Since(start).Round(time.Second), what)
 	}
 }
 

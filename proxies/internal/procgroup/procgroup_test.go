@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crashwall/chaos/tests/fixture"
 )
 
 // A program's child ends with the program's group.
@@ -21,28 +23,21 @@ func TestKillEndsTheGroup(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var child int
-	for child == 0 {
-		b, _ := os.ReadFile(pidFile)
-		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		time.Sleep(10 * time.Millisecond)
-	}
+	child := fixture.WaitForPID(t, pidFile)
 	Kill(cmd)
 	_ = cmd.Wait()
 	// The child is reparented and reaped by init once killed; until then it is a zombie.
-	// (Two minutes only guard against a hang: a SIGKILL does not wait on the CPU.)
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the program's child %d still runs after its group was killed", child)
-		}
-		err := syscall.Kill(child, 0)
-		if err != nil {
-			break
+	// (Two minutes, well short of its sleep, only guard against a hang: a SIGKILL does not
+	// wait on the CPU.)
+	gone := fixture.Until(t, 2*time.Minute, func() bool {
+		if syscall.Kill(child, 0) != nil {
+			return true
 		}
 		st, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
-		if f := strings.Fields(string(st)); len(f) > 2 && f[2] == "Z" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+		f := strings.Fields(string(st))
+		return len(f) > 2 && f[2] == "Z"
+	})
+	if !gone {
+		t.Fatalf("the program's child %d still runs after its group was killed", child)
 	}
 }
