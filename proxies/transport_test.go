@@ -351,7 +351,7 @@ func TestOpenAPI(t *testing.T) {
 func TestEvents(t *testing.T) {
 	h, _ := walltest.NewTrial(t, "phantom_success@update_ticket")
 	srv := walltest.ServeHTTP(t, h)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events", nil)
 	resp, err := http.DefaultClient.Do(req)

@@ -239,7 +239,7 @@ func TestStore(t *testing.T) {
 			{"not a URL", "postgres://chaos:secret@127.0.0.1:notaport/x", "the results database URL is not valid"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
 				_, err := store.Open(ctx, tc.url)
 				if err == nil {

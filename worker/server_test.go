@@ -59,7 +59,7 @@ func TestServer(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "greet-1", TaskQueue: testTaskQueue}, greetWorkflow, "chaos")
 	if err != nil {
@@ -207,7 +207,7 @@ func TestHelperNewProcess(t *testing.T) {
 	}
 	s := startTestServer(t, ServerConfig{DataDir: dataDir, UIPort: NoUI})
 	c := dialTestClient(t, s.FrontendAddr())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	desc, err := c.DescribeWorkflowExecution(ctx, "greet-1", "")
 	if err != nil {
@@ -250,7 +250,7 @@ func TestStartServerRejectsBusyPort(t *testing.T) {
 // startTestServer starts a server, logs how long that took, and stops it at cleanup.
 func startTestServer(tb testing.TB, cfg ServerConfig) *Server {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
 	s, err := StartServer(ctx, cfg)

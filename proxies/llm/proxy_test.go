@@ -361,7 +361,7 @@ func TestLLMStreamsUnbuffered(t *testing.T) {
 	// The fault is armed, but only at another step.
 	url, _ := llmProxy(t, ModelProxyConfig{Upstream: upstream.URL, Fault: "llm_error_single", Steps: []string{"summarize"}})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
 	req.Header.Set(PositionHeader, "choose_tool")

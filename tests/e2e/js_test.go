@@ -52,7 +52,7 @@ func runJSClient(t *testing.T, args ...string) jsSummary {
 	if err != nil {
 		t.Fatalf("node is not on PATH: install Node.js, then run npm ci in tests/js (%v)", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"client.mjs"}, args...)...)
 	cmd.Dir = jsDir

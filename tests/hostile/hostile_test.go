@@ -81,7 +81,7 @@ func (w *world) check(t *testing.T) {
 	})
 	// Nothing the case started lives on: every process it may start carries the marker
 	// or runs from the spec's folder.
-	testkit.WaitFor(t, 30*time.Second, "no process of the case left running", func() bool {
+	testkit.WaitFor(t, 5*time.Minute, "no process of the case left running", func() bool {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
 			b, _ := os.ReadFile(p)

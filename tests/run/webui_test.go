@@ -50,7 +50,7 @@ func TestWebUI(t *testing.T) {
 	want := map[string]string{experiment: "ExperimentWorkflow"}
 	var missing []string
 	// Visibility is written just after the workflows close.
-	testkit.WaitFor(t, 30*time.Second, "the run's workflows in "+api, func() bool {
+	testkit.WaitFor(t, 5*time.Minute, "the run's workflows in "+api, func() bool {
 		code, body := get(t, api)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d\n%s", api, code, body)

@@ -78,7 +78,7 @@ func startServer(t testing.TB, env []string, dataDir string, args ...string) *te
 // query runs one query on the database and scans its single row.
 func query(t testing.TB, url, q string, dest ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {

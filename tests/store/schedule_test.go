@@ -264,7 +264,7 @@ func checkNotWritten(t *testing.T, secret, ref, runID, resultsURL string, dirs .
 	var pgData string
 	query(t, resultsURL, "SHOW data_directory", &pgData)
 	// Written to the table files too, not only the WAL.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, resultsURL)
 	if err != nil {
