@@ -44,10 +44,6 @@ type Activities struct {
 	// HostQueue is the task queue only this worker polls (worker.NewWorker sets it): a
 	// trial's steps after RunTrial are routed there, to the host of its hub.
 	HostQueue string
-	// MaxTrials is how many trials this worker runs at once (0: no bound): its slots on
-	// the trial queue (worker.NewWorker).
-	MaxTrials int
-
 	// heartbeatEvery is how often a long activity heartbeats (0: heartbeatEvery).
 	heartbeatEvery time.Duration
 
@@ -56,10 +52,6 @@ type Activities struct {
 	trialsOnce sync.Once
 
 	mu sync.Mutex
-	// held is the trials holding one of the MaxTrials slots (takeSlot).
-	held     map[string]bool
-	slots    chan struct{}
-	slotOnce sync.Once
 	// specs are the spec texts of the last runs this worker ran a trial of (withSpecText).
 	specs []keptSpec
 }

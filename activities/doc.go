@@ -1,8 +1,9 @@
 // Package activities holds the Temporal activities of a trial and of a run: one struct
 // holding the dependencies, registered once. A trial's activities are thin wrappers over
 // package trial (which knows nothing of Temporal): they add the heartbeats, the error
-// types the workflows act on (ErrBadInput, ErrHeartbeatLost, a cancel), the worker's
-// trial slots, and the spec text read from the run's history.
+// types the workflows act on (ErrBadInput, ErrHeartbeatLost, a cancel), and the spec text
+// read from the run's history. A worker's trial slots are its trial queue's activity slots
+// (worker.NewWorker), which Temporal's own poller keeps.
 //
 //	RunTrial          SetUpTrial + RunWatchedAgent (+ FinishTrial) in one activity
 //	SetUpTrial        trial.Host.SetUp: PrepareWorkspace + StartHub

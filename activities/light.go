@@ -16,50 +16,6 @@ import (
 // nothing polls it any more, and the trial's next step times out (schedule-to-start, or
 // RunTrial's heartbeat), which the workflow takes as a lost worker.
 
-// ErrWorkerBusy is the error type of a trial that found no free slot on its worker. None
-// does: takeSlot waits for a slot as long as it takes, and no trial takes a slot that way,
-// the trial queue's activity slots being a worker's trials.
-const ErrWorkerBusy = "worker_busy"
-
-// takeSlot holds one of the worker's MaxTrials slots for the trial key (once per key: a
-// retried SetUpTrial keeps its slot), waiting as long as it takes for one to be given
-// back, or for ctx to end.
-func (a *Activities) takeSlot(ctx context.Context, key string) error {
-	if a.MaxTrials <= 0 {
-		return nil
-	}
-	a.slotOnce.Do(func() { a.slots = make(chan struct{}, a.MaxTrials) })
-	a.mu.Lock()
-	held := a.held[key]
-	a.mu.Unlock()
-	if held {
-		return nil
-	}
-	select {
-	case a.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	a.mu.Lock()
-	if a.held == nil {
-		a.held = map[string]bool{}
-	}
-	a.held[key] = true
-	a.mu.Unlock()
-	return nil
-}
-
-// giveSlot gives back the slot the trial key holds, if any.
-func (a *Activities) giveSlot(key string) {
-	a.mu.Lock()
-	held := a.held[key]
-	delete(a.held, key)
-	a.mu.Unlock()
-	if held {
-		<-a.slots
-	}
-}
-
 // RunWatchedAgent is RunAgent with WatchEvents inside it, one activity instead of two:
 // the watcher follows the hub's record in a goroutine of this activity and, when an
 // abort rule is crossed, signals the workflow "abort" as WatchEvents does (which then

@@ -27,7 +27,7 @@ func oneStep(in run.TrialInput) run.TrialInput {
 // the record and tears down; it names what it set up, and gives the slot back.
 func TestRunTrial(t *testing.T) {
 	a, env := newActivities(t)
-	a.MaxTrials, a.HostQueue = 1, "chaos@test"
+	a.HostQueue = "chaos@test"
 	in := oneStep(blindPhantomTrial(t))
 	out := must[run.WatchedAgentResult](t, env, a.RunTrial, in)
 	if out.SetUp == nil || out.SetUp.Queue != "chaos@test" || out.SetUp.HubError != "" || out.SetUp.Workspace.TrialDir == "" {

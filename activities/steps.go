@@ -36,7 +36,6 @@ func (a *Activities) SetUpTrial(ctx context.Context, in run.TrialInput) (run.Set
 func (a *Activities) setUpTrial(ctx context.Context, in run.TrialInput, last bool) (run.SetUp, error) {
 	su, err := a.host().SetUp(ctx, in, last)
 	if err != nil {
-		a.giveSlot(in.Key())
 		return su, fail(err)
 	}
 	su.Queue = a.HostQueue
@@ -51,6 +50,5 @@ func (a *Activities) FinishTrial(ctx context.Context, in run.VerifyInput) (run.T
 	if err != nil {
 		return res, fail(err)
 	}
-	a.giveSlot(in.Trial.Key())
 	return res, nil
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // The steps of one trial, each a thin activity over trial.Host: what they add is the
-// heartbeats, the Temporal error types (ErrBadInput, ErrHeartbeatLost, a cancel) and the
-// worker's slots.
+// heartbeats and the Temporal error types (ErrBadInput, ErrHeartbeatLost, a cancel). A
+// worker's trial slots are its trial queue's activity slots (worker.NewWorker).
 
 // PrepareWorkspace makes the trial's folder in the run folder and its sandbox
 // (trial.Host.PrepareWorkspace).
@@ -57,9 +57,7 @@ func (a *Activities) Verify(ctx context.Context, in run.VerifyInput) (run.TrialR
 	return res, fail(err)
 }
 
-// Teardown ends the trial and keeps its evidence (trial.Host.Teardown), and gives back
-// the trial's slot. It is idempotent.
+// Teardown ends the trial and keeps its evidence (trial.Host.Teardown). It is idempotent.
 func (a *Activities) Teardown(ctx context.Context, in run.TeardownInput) error {
-	defer a.giveSlot(in.Trial.Key())
 	return a.host().Teardown(ctx, in)
 }

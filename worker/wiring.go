@@ -88,7 +88,6 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 	// come here, to the hub they need (Activities.HostQueue). A fresh name each process: a
 	// restarted worker never takes the steps of trials whose hubs died with the one before.
 	acts.HostQueue = hostQueue(queue)
-	acts.MaxTrials = opts.MaxTrials
 	host := sdkworker.New(c, acts.HostQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: 4 * opts.MaxTrials, // a trial's agent, and its verify or teardown
 		MaxHeartbeatThrottleInterval:       time.Second,
