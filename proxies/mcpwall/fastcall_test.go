@@ -20,6 +20,7 @@ import (
 	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/crashwall/chaos/record"
 	"github.com/crashwall/chaos/spec"
+	"github.com/crashwall/chaos/tests/fixture"
 	"github.com/crashwall/chaos/world"
 )
 
@@ -201,10 +202,7 @@ func TestFastCallRefusesAnIDInFlight(t *testing.T) {
 		send(callMsg(6, "read_email", `{}`))
 		// Calls 5 and 6 ran (the hub counts a call before its answer is written), and the
 		// second 5 was read before 6: it has been refused or run by now.
-		deadline := time.Now().Add(15 * time.Minute)
-		for h.Stats().Calls < 2 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		fixture.Eventually(t, "calls 5 and 6 run", func() bool { return h.Stats().Calls >= 2 })
 		inW.Close()
 		rest, err := io.ReadAll(lines)
 		if err != nil {
@@ -372,9 +370,7 @@ func TestFastCallRunsTheServersMiddleware(t *testing.T) {
 		c := walltest.NewRawMCP(t, ts.URL+"/mcp", nil)
 		// The session's notifications/initialized is handled before the next call is
 		// taken (a call behind a notification goes to the SDK): wait until it has been.
-		for h.Stats().Reach.Initialized < 1 {
-			time.Sleep(time.Millisecond)
-		}
+		fixture.Eventually(t, "notifications/initialized handled", func() bool { return h.Stats().Reach.Initialized >= 1 })
 		before := mcpwall.FastAnswered()
 		answers := []string{
 			string(c.Call(t, callMsg(2, "read_email", `{}`))),
