@@ -39,7 +39,7 @@ type WorkerOptions struct {
 
 // NewWorker builds the three workers of one chaos worker process, started and stopped
 // together: on the task queue (run.TaskQueue, or opts.TaskQueue) every workflow and
-// activity, with worker sessions enabled (which no workflow opens); on this process's own
+// activity; on this process's own
 // queue the steps of a trial that must reach its hub; on the trial queue
 // (run.TrialTaskQueue) the trials themselves, MaxTrials at once. It removes the socket
 // folders of workers that were killed on this machine first. Make c with ClientOptions.
@@ -53,11 +53,7 @@ func NewWorker(c client.Client, opts WorkerOptions) sdkworker.Worker {
 		queue = run.TaskQueue
 	}
 	w := sdkworker.New(c, queue, sdkworker.Options{
-		EnableSessionWorker:               true,
-		MaxConcurrentSessionExecutionSize: opts.MaxTrials,
-		// A trial in its session runs the agent and its watcher at once; the SDK gives a
-		// worker's session activities as many slots as MaxConcurrentActivityExecutionSize
-		// (1,000 by default), too few for 1,000 trials at two each.
+		// Never fewer activity slots than the trials a worker holds can ask for at once.
 		MaxConcurrentActivityExecutionSize: ActivitySlots(opts.MaxTrials),
 		// An activity learns it was cancelled only from the answer to a heartbeat it sends,
 		// and the SDK holds heartbeats back for 80% of the heartbeat timeout by default: an
