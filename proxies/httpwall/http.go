@@ -47,13 +47,14 @@ const TransportHeader = "X-Chaos-Transport"
 func newMux(h *hub.Hub, fast bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	httpSrv, bridged := mcpwall.NewServer(h, "http"), mcpwall.NewServer(h, "stdio")
-	servers := func(r *http.Request) *mcp.Server {
+	servers := func(r *http.Request) *mcpwall.Server {
 		if r.Header.Get(TransportHeader) == "stdio" {
 			return bridged
 		}
 		return httpSrv
 	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(servers, &mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return servers(r).Server },
+		&mcp.StreamableHTTPOptions{JSONResponse: true}) // a POST's answer as one JSON body, not an event stream
 	var guardServers mcpwall.HTTPServers
 	if fast {
 		guardServers = servers

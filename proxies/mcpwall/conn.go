@@ -187,13 +187,8 @@ func (c *guardConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			c.inFlight = c.ids.read(req.ID)
 		} else if req.Method == "notifications/cancelled" {
 			// A cancelled request may go unanswered (MCP says it should).
-			var p struct {
-				RequestID any `json:"requestId"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					c.ids.answered(id)
-				}
+			if id, ok := cancelledID(req.Params); ok {
+				c.ids.answered(id)
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // its params twice (once for its _meta, once for the call), each time making and zeroing
 // a 32 KiB buffer: most of a stdio call's own time. The guard has decoded the message
 // already, so for the plainest and commonest call it does what the SDK's connection does
-// itself and hands the call straight to the server's own method handler (wallServerOf: the
+// itself and hands the call straight to the server's own method handler (methodHandler: the
 // SDK's dispatch under every middleware of the server, the wall's and the SDK's), which
 // answers it as it answers any call:
 //
@@ -43,42 +43,17 @@ var fastAnswered atomic.Int64
 // the server's handler so far: how the tests of every transport see the fast path taken.
 func FastAnswered() int64 { return fastAnswered.Load() }
 
-// wallServer is what a wall server (NewServer) tells the guards: its method handler and
-// whether its calls answer from memory.
-type wallServer struct {
-	once     sync.Once
-	handler  mcp.MethodHandler
-	inMemory func() bool
-}
-
-// wallServers holds every server NewServer made: *mcp.Server -> *wallServer.
-var wallServers sync.Map
-
-// register makes srv a wall server, whose plain calls the guards hand to its handler.
-func register(srv *mcp.Server, inMemory func() bool) {
-	wallServers.Store(srv, &wallServer{inMemory: inMemory})
-}
-
-// wallServerOf is the wall server srv, nil if srv is not one. The first time, it
-// captures srv's receiving method handler as it stands then, with every middleware
-// added so far: a middleware that keeps its next. A wall server gets its middleware
-// before it serves.
-func wallServerOf(srv *mcp.Server) *wallServer {
-	if srv == nil {
-		return nil
-	}
-	v, ok := wallServers.Load(srv)
-	if !ok {
-		return nil
-	}
-	w := v.(*wallServer)
-	w.once.Do(func() {
-		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			w.handler = next
+// methodHandler is the server's receiving method handler as it stands the first time it
+// is asked for, with every middleware added so far, captured by a middleware that keeps
+// its next. A wall server gets its middleware before it serves.
+func (s *Server) methodHandler() mcp.MethodHandler {
+	s.once.Do(func() {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			s.handler = next
 			return next
 		})
 	})
-	return w
+	return s.handler
 }
 
 // fastParams returns the tool's name and arguments of a tools/call whose params are an
@@ -185,17 +160,23 @@ func (c *guardConn) take(msg jsonrpc.Message) bool {
 	return true
 }
 
-// cancel ends the context of the call a notifications/cancelled names, as the SDK ends
-// its own (the call still answers).
-func (f *fastCalls) cancel(params json.RawMessage) {
+// cancelledID is the id of the request a notifications/cancelled with params names.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil {
-		return
+		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	return id, err == nil
+}
+
+// cancel ends the context of the call a notifications/cancelled names, as the SDK ends
+// its own (the call still answers).
+func (f *fastCalls) cancel(params json.RawMessage) {
+	id, ok := cancelledID(params)
+	if !ok {
 		return
 	}
 	f.mu.Lock()

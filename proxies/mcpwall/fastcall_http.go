@@ -18,7 +18,7 @@ import (
 // and hands it to the session's goroutines and back, many times Hub.Call's own cost
 // (BenchmarkToolCall; the figures are in docs/ARCHITECTURE.md). For a session the SDK
 // opened and initialized, GuardHTTP hands a POST of one plain tools/call straight to the
-// session's server's own method handler (wallServerOf), as the stream guard does, and writes
+// session's server's own method handler (Server.methodHandler), as the stream guard does, and writes
 // its answer as the SDK's handler would (the same status, headers and bytes;
 // TestFastHTTPSameAnswers):
 //
@@ -35,12 +35,12 @@ import (
 // TestFastHTTPSameAnswers and FuzzFastHTTP compare the two, so an SDK upgrade that
 // changes either shows there.
 
-// HTTPServers names, for the request that opens a session, the MCP server the SDK's
-// handler gives that session (its getServer). With it GuardHTTP hands the plain tool
-// calls of a server made by NewServer to that server's handler; the SDK's handler it
-// guards must answer a POST with one JSON body (StreamableHTTPOptions.JSONResponse), as
-// the guard does.
-type HTTPServers func(r *http.Request) *mcp.Server
+// HTTPServers names, for the request that opens a session, the wall server whose MCP
+// server the SDK's handler gives that session (its getServer). With it GuardHTTP hands
+// the session's plain tool calls to that server's handler; the SDK's handler it guards
+// must answer a POST with one JSON body (StreamableHTTPOptions.JSONResponse), as the
+// guard does.
+type HTTPServers func(r *http.Request) *Server
 
 // The SDK's header names.
 const (
@@ -59,7 +59,7 @@ type httpSessions struct {
 
 // httpSession is one session the SDK opened and initialized.
 type httpSession struct {
-	call     mcp.MethodHandler  // the server's handler (wallServerOf)
+	call     mcp.MethodHandler  // the server's handler (Server.methodHandler)
 	ss       *mcp.ServerSession // the SDK's session
 	protocol string             // the version initialize agreed on
 	ctx      context.Context    // ends with the session, as the SDK's calls do
@@ -291,14 +291,8 @@ func (s *httpSessions) handing(w http.ResponseWriter, r *http.Request, msg jsonr
 // cancelCall ends the context of the call the guard is answering that a
 // notifications/cancelled names, as the SDK ends its own (the call still answers).
 func (s *httpSessions) cancelCall(sess *httpSession, params json.RawMessage) {
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	id, ok := cancelledID(params)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -324,12 +318,12 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 	if json.Unmarshal(iw.body, &answer) != nil || answer.Result == nil || answer.Result.ProtocolVersion == "" {
 		return
 	}
-	srv := wallServerOf(s.servers(r))
+	srv := s.servers(r)
 	if srv == nil {
 		return
 	}
 	var ss *mcp.ServerSession
-	for cand := range s.servers(r).Sessions() {
+	for cand := range srv.Sessions() {
 		if cand.ID() == id {
 			ss = cand
 			break
@@ -339,7 +333,7 @@ func (s *httpSessions) learn(r *http.Request, iw *initWriter) {
 		return // ended already
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &httpSession{call: srv.handler, ss: ss, protocol: answer.Result.ProtocolVersion, ctx: ctx, cancel: cancel,
+	sess := &httpSession{call: srv.methodHandler(), ss: ss, protocol: answer.Result.ProtocolVersion, ctx: ctx, cancel: cancel,
 		fast: map[jsonrpc.ID]context.CancelFunc{}, sdk: map[jsonrpc.ID]int{}, owner: s}
 	s.mu.Lock()
 	s.live[id] = sess

@@ -34,8 +34,8 @@ func TestFastHTTPCallsWaitForANotification(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
-	ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcp.Server { return srv }))
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcpwall.Server { return srv }))
 	t.Cleanup(ts.Close)
 
 	c := walltest.NewRawMCP(t, ts.URL+"/mcp", nil) // initialize, then notifications/initialized (202, held)

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,7 +55,7 @@ var fastScript = []string{
 }
 
 // TestFastCallSameAnswers: for every condition of the example spec, a session whose
-// plain tool calls the guard hands to the server's handler itself (GuardedTransport.Fast)
+// plain tool calls the guard hands to the server's handler itself (Server.Run)
 // gets the same answers, byte for byte, and leaves the same record (but for the times)
 // and the same counts of calls, faults and contacts (what tells no_tool_call from
 // wall_not_reached) as the same session answered by the SDK alone; and the guard did take
@@ -67,7 +69,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 			before := mcpwall.FastAnswered()
 			sdk := runScript(t, sdkHub, false)
 			if n := mcpwall.FastAnswered() - before; n != 0 {
-				t.Fatalf("without Fast the guard took %d calls past the SDK", n)
+				t.Fatalf("served by mcpwall.Run the guard took %d calls past the SDK", n)
 			}
 			fast := runScript(t, fastHub, true)
 			if n := mcpwall.FastAnswered() - before; n < 8 {
@@ -133,10 +135,10 @@ func osPipes(t *testing.T) pipes {
 func runScriptOver(t *testing.T, h *hub.Hub, fast bool, p pipes) []string {
 	t.Helper()
 	inR, inW, outR, outW := p.inR, p.inW, p.outR, p.outW
-	tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: fast}
+	tr := &mcpwall.GuardedTransport{In: inR, Out: outW}
 	done := make(chan error, 1)
 	go func() {
-		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
+		done <- serve(mcpwall.NewServer(h, "stdio"), tr, fast)
 		outW.Close()
 	}()
 	lines := bufio.NewReader(outR)
@@ -167,6 +169,72 @@ func runScriptOver(t *testing.T, h *hub.Hub, fast bool, p pipes) []string {
 	return answers
 }
 
+// serve serves srv on tr: as the wall does (fast: srv.Run, the guard hands plain tool
+// calls to the server's handler), or with the SDK's connection alone.
+func serve(srv *mcpwall.Server, tr *mcpwall.GuardedTransport, fast bool) error {
+	if fast {
+		return srv.Run(context.Background(), tr)
+	}
+	return mcpwall.Run(context.Background(), srv.Server, tr)
+}
+
+// session is a client's initialized stdio session with srv served as the wall serves
+// it, over in-memory pipes.
+type session struct {
+	t     *testing.T
+	in    io.WriteCloser
+	lines *bufio.Reader
+	done  chan error
+}
+
+func openSession(t *testing.T, srv *mcpwall.Server) *session {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &session{t: t, in: inW, lines: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() {
+		s.done <- serve(srv, &mcpwall.GuardedTransport{In: inR, Out: outW}, true)
+		outW.Close()
+	}()
+	s.ask(initializeMsg(1))
+	s.send(initializedMsg)
+	return s
+}
+
+// send writes msg as one line.
+func (s *session) send(msg string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, msg+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// ask sends msg and returns the next line the wall writes.
+func (s *session) ask(msg string) string {
+	s.t.Helper()
+	s.send(msg)
+	line, err := s.lines.ReadString('\n')
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return line
+}
+
+// end closes the client's end and returns what the wall wrote after the last line read,
+// once its session is over.
+func (s *session) end() string {
+	s.t.Helper()
+	s.in.Close()
+	rest, err := io.ReadAll(s.lines)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := <-s.done; err != nil {
+		s.t.Fatal(err)
+	}
+	return string(rest)
+}
+
 // TestFastCallRefusesAnIDInFlight: a client that sends a second request with the id of
 // a call not yet answered gets no second answer and runs no second call (the SDK refuses
 // such a request the same way: nothing runs, nothing is answered), whether the guard or
@@ -178,37 +246,14 @@ func TestFastCallRefusesAnIDInFlight(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_email","arguments":{},"_meta":{"progressToken":"p"}}}`, // the SDK's
 	} {
 		h, _ := walltest.NewTrial(t, "clean")
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		tr := &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true}
-		done := make(chan error, 1)
-		go func() {
-			done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), tr)
-			outW.Close()
-		}()
-		lines := bufio.NewReader(outR)
-		send := func(msg string) {
-			if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		send(initializeMsg(1))
-		if _, err := lines.ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
-		send(initializedMsg)
-		send(callMsg(5, "read_email", `{}`))
-		send(second)
-		send(callMsg(6, "read_email", `{}`))
+		c := openSession(t, mcpwall.NewServer(h, "stdio"))
+		c.send(callMsg(5, "read_email", `{}`))
+		c.send(second)
+		c.send(callMsg(6, "read_email", `{}`))
 		// Calls 5 and 6 ran (the hub counts a call before its answer is written), and the
 		// second 5 was read before 6: it has been refused or run by now.
 		fixture.Eventually(t, "calls 5 and 6 run", func() bool { return h.Stats().Calls >= 2 })
-		inW.Close()
-		rest, err := io.ReadAll(lines)
-		if err != nil {
-			t.Fatal(err)
-		}
-		<-done
+		rest := c.end()
 		answers := strings.Split(strings.TrimSpace(string(rest)), "\n")
 		if len(answers) != 2 || !strings.Contains(answers[0]+answers[1], `"id":5`) || !strings.Contains(answers[0]+answers[1], `"id":6`) {
 			t.Errorf("second request %s\nwant one answer to 5 and one to 6, got %d:\n%s", second, len(answers), rest)
@@ -232,7 +277,7 @@ func TestFastCallClientThatDoesNotRead(t *testing.T) {
 	p := osPipes(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: p.inR, Out: p.outW, Fast: true})
+		done <- serve(mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: p.inR, Out: p.outW}, true)
 		p.outW.Close()
 	}()
 	lines := bufio.NewReader(p.outR)
@@ -295,7 +340,7 @@ func TestFastCallClientThatDoesNotRead(t *testing.T) {
 // by the middleware once, the fast path was taken, and what the middleware answers in
 // place of the tool is what the client gets.
 func TestFastCallRunsTheServersMiddleware(t *testing.T) {
-	watch := func(srv *mcp.Server) *atomic.Int64 {
+	watch := func(srv *mcpwall.Server) *atomic.Int64 {
 		var seen atomic.Int64
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -331,32 +376,10 @@ func TestFastCallRunsTheServersMiddleware(t *testing.T) {
 		h, _ := walltest.NewTrial(t, "clean")
 		srv := mcpwall.NewServer(h, "stdio")
 		seen := watch(srv)
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- mcpwall.Run(context.Background(), srv, &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true})
-			outW.Close()
-		}()
-		lines := bufio.NewReader(outR)
-		ask := func(msg string) string {
-			if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-				t.Fatal(err)
-			}
-			line, err := lines.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			return line
-		}
-		ask(initializeMsg(1))
-		io.WriteString(inW, initializedMsg+"\n")
+		c := openSession(t, srv)
 		before := mcpwall.FastAnswered()
-		answers := []string{ask(callMsg(2, "read_email", `{}`)), ask(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))}
-		inW.Close()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		answers := []string{c.ask(callMsg(2, "read_email", `{}`)), c.ask(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))}
+		c.end()
 		check(t, "stdio", seen, before, answers, h)
 	})
 
@@ -364,8 +387,8 @@ func TestFastCallRunsTheServersMiddleware(t *testing.T) {
 		h, _ := walltest.NewTrial(t, "clean")
 		srv := mcpwall.NewServer(h, "http")
 		seen := watch(srv)
-		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
-		ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcp.Server { return srv }))
+		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+		ts := httptest.NewServer(mcpwall.GuardHTTP(h, handler, func(*http.Request) *mcpwall.Server { return srv }))
 		t.Cleanup(ts.Close)
 		c := walltest.NewRawMCP(t, ts.URL+"/mcp", nil)
 		// The session's notifications/initialized is handled before the next call is
@@ -407,42 +430,34 @@ func TestFastCallCancelled(t *testing.T) {
 		ww.World = world.New(s)
 		return ww
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- mcpwall.Run(context.Background(), mcpwall.NewServer(h, "stdio"), &mcpwall.GuardedTransport{In: inR, Out: outW, Fast: true})
-		outW.Close()
-	}()
-	lines := bufio.NewReader(outR)
-	send := func(msg string) {
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(initializeMsg(1))
-	if _, err := lines.ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
-	send(initializedMsg)
+	c := openSession(t, mcpwall.NewServer(h, "stdio"))
 	before := mcpwall.FastAnswered()
-	send(callMsg(2, "read_email", `{}`))
+	c.send(callMsg(2, "read_email", `{}`))
 	<-ww.entered
-	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
 	<-ww.ended // a context never ended leaves the test hanging until its deadline
-	send(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))
-	inW.Close()
-	rest, err := io.ReadAll(lines)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(rest), `"id":3,"result"`) {
+	c.send(callMsg(3, "update_ticket", `{"field":"priority","value":"urgent"}`))
+	if rest := c.end(); !strings.Contains(rest, `"id":3,"result"`) {
 		t.Errorf("the call after the cancelled one: %s", rest)
 	}
 	if n := mcpwall.FastAnswered() - before; n != 2 {
 		t.Errorf("the guard handed over %d calls, want 2", n)
 	}
+}
+
+// TestServerIsCollected: nothing outlives a wall server once its session is over. A
+// worker makes one for every stdio session of every trial; anything that kept them (a
+// registry of servers, as the guard once had) would keep every trial's hub for good.
+func TestServerIsCollected(t *testing.T) {
+	h, _ := walltest.NewTrial(t, "clean")
+	srv := mcpwall.NewServer(h, "stdio")
+	gone := weak.Make(srv.Server)
+	c := openSession(t, srv)
+	c.ask(callMsg(2, "read_email", `{}`))
+	c.end()
+	srv, c = nil, nil
+	fixture.Eventually(t, "the wall server collected", func() bool {
+		runtime.GC()
+		return gone.Value() == nil
+	})
 }

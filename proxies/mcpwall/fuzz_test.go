@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crashwall/chaos/proxies/mcpwall"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/crashwall/chaos/proxies/mcpwall"
 )
 
 // FuzzGuard feeds any bytes to the stdio guard. It must never panic or fail; every

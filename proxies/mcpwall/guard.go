@@ -32,11 +32,9 @@ type GuardedTransport struct {
 	MaxBytes int
 	// OnReject, if set, is told about every rejected line.
 	OnReject func(reason string)
-	// Fast lets the guard hand a plain tools/call straight to the server's own method
-	// handler, without the SDK connection's dispatch (fastcall.go): for a server made by
-	// NewServer and served by Run.
-	Fast bool
-
+	// fast: served by a wall server's Run, the guard hands it plain tool calls
+	// (fastcall.go); conn is the connection it made.
+	fast bool
 	conn *guardConn
 }
 
@@ -47,22 +45,22 @@ func (t *GuardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		max = MaxMessageBytes
 	}
 	c := newGuardConn(t.In, t.Out, max, t.OnReject)
-	if t.Fast {
+	if t.fast {
 		c.served = make(chan struct{})
 	}
 	t.conn = c
 	return c, nil
 }
 
-// serve tells the guard the session the SDK made of its connection, served by srv (nil:
-// none): with a wall server its plain calls go to the server's handler from now on.
-func (t *GuardedTransport) serve(srv *mcp.Server, ss *mcp.ServerSession) {
+// serve tells the guard the session the SDK made of its connection to srv (nil: none):
+// its plain calls go to srv's handler from now on.
+func (t *GuardedTransport) serve(srv *Server, ss *mcp.ServerSession) {
 	c := t.conn
 	if c == nil || c.served == nil {
 		return
 	}
-	if w := wallServerOf(srv); w != nil && ss != nil {
-		c.fast.Store(&fastCalls{call: w.handler, sess: ss, inline: w.inMemory(), cancels: map[jsonrpc.ID]context.CancelFunc{}})
+	if ss != nil {
+		c.fast.Store(&fastCalls{call: srv.methodHandler(), sess: ss, inline: srv.inMemory(), cancels: map[jsonrpc.ID]context.CancelFunc{}})
 	}
 	close(c.served)
 }

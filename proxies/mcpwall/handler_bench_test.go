@@ -40,21 +40,20 @@ tools:
 	}
 	defer h.Close("bench over")
 	srv := NewServer(h, "stdio")
-	c := &GuardedTransport{In: eternal{}, Out: io.Discard, Fast: true}
+	c := &GuardedTransport{In: eternal{}, Out: io.Discard}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ss, err := srv.Connect(ctx, c, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.serve(srv, ss)
-	w := wallServerOf(srv)
+	handler := srv.methodHandler()
 	args := json.RawMessage(`{"field":"priority","value":"urgent"}`)
 	id, _ := jsonrpc.MakeID(int64(7))
 	var viaHandler, direct time.Duration
 	throughHandler := func() {
 		start := time.Now()
-		resp := answerCall(ctx, w.handler, id, &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "update_ticket", Arguments: args}})
+		resp := answerCall(ctx, handler, id, &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "update_ticket", Arguments: args}})
 		jsonrpc.EncodeMessage(resp)
 		viaHandler += time.Since(start)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,9 +20,20 @@ import (
 	"github.com/crashwall/chaos/world"
 )
 
+// Server is the wall's MCP server: the SDK's server of a hub's tools, which the guards
+// hand its plain tool calls to directly (fastcall.go). Each holds its own hub: nothing
+// outlives it.
+type Server struct {
+	*mcp.Server
+	inMemory func() bool // its calls answer from memory (Hub.InMemory)
+
+	once    sync.Once
+	handler mcp.MethodHandler // methodHandler
+}
+
 // NewServer is an MCP server that serves the hub's tools. transport names the
 // transport in the record ("stdio", "http").
-func NewServer(h *hub.Hub, transport string) *mcp.Server {
+func NewServer(h *hub.Hub, transport string) *Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "chaos-wall", Version: hub.Version}, nil)
 	for _, t := range h.Tools() {
 		s.AddTool(Tool(t),
@@ -34,8 +46,7 @@ func NewServer(h *hub.Hub, transport string) *mcp.Server {
 			})
 	}
 	s.AddReceivingMiddleware(UnknownTools(func() *hub.Hub { return h }, transport), countContacts(h))
-	register(s, h.InMemory)
-	return s
+	return &Server{Server: s, inMemory: h.InMemory}
 }
 
 // countContacts counts every MCP message the wall receives (Hub.Contact), so that a
@@ -123,11 +134,29 @@ func ToolResult(reply world.Reply) *mcp.CallToolResult {
 }
 
 // Run serves srv on t until the client closes its end or ctx ends; the end of the input
-// or of ctx is no error. A GuardedTransport learns here the session it serves.
+// or of ctx is no error. Every message goes to the SDK's connection: a wall server's Run
+// lets a GuardedTransport take plain tool calls past it.
 func Run(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
+	return run(ctx, srv, t, nil)
+}
+
+// Run serves s on t as Run does; a GuardedTransport hands the plain tool calls it reads
+// straight to s's method handler (fastcall.go), once it knows the session.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	g, _ := t.(*GuardedTransport)
+	if g == nil {
+		return run(ctx, s.Server, t, nil)
+	}
+	g.fast = true
+	return run(ctx, s.Server, t, func(ss *mcp.ServerSession) { g.serve(s, ss) })
+}
+
+// run connects srv on t, tells connected the session (nil when none was made), and waits
+// for the session's end or ctx's.
+func run(ctx context.Context, srv *mcp.Server, t mcp.Transport, connected func(*mcp.ServerSession)) error {
 	ss, err := srv.Connect(ctx, t, nil)
-	if g, ok := t.(*GuardedTransport); ok {
-		g.serve(srv, ss)
+	if connected != nil {
+		connected(ss)
 	}
 	if err != nil {
 		return quiet(err)

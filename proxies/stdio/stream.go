@@ -181,12 +181,12 @@ func (s *StreamServer) HandedOver() int64 { return s.handedOver.Load() }
 // session serves one MCP session on in and out, until in ends or ctx does.
 func (s *StreamServer) session(ctx context.Context, in io.Reader, out io.Writer) {
 	h := s.hub
-	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Fast: true}
+	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
 	// An error here is the stream's end (the relay killed with its agent, or Close): no
 	// call is lost with it, since every call is recorded by Hub.Call before it is answered.
 	// The session is over then (the agent closed its end, or the hub is closing): serve
 	// closes the socket, which ends the relay.
-	mcpwall.Run(ctx, mcpwall.NewServer(h, "stdio"), t)
+	mcpwall.NewServer(h, "stdio").Run(ctx, t)
 }
 
 // prefixedConn is conn with head, the bytes already read from it, put back in front;

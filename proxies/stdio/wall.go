@@ -26,9 +26,8 @@ import (
 // ServeStdio serves the hub's tools over MCP on in/out until the client closes its end
 // or ctx ends. Lines that are not JSON-RPC are answered with an error and recorded.
 func ServeStdio(ctx context.Context, h *hub.Hub, in io.Reader, out io.Writer) error {
-	srv := mcpwall.NewServer(h, "stdio")
-	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }, Fast: true}
-	return mcpwall.Run(ctx, srv, t)
+	t := &mcpwall.GuardedTransport{In: in, Out: out, OnReject: func(reason string) { h.RecordError("stdio", reason) }}
+	return mcpwall.NewServer(h, "stdio").Run(ctx, t)
 }
 
 // Bridge serves, over MCP on in/out, the tools of the hub at hubURL, forwarding every
