@@ -308,14 +308,14 @@ func (d *decoder) native(root *yaml.Node) *Spec {
 	s.Model = d.model(f["model"])
 	s.Outcomes = d.outcomes(f["outcomes"])
 	d.commandTokens(command, s.Agent.Command, s.Axes)
-	if s.Browser == nil && usesToken(s.Agent.Command, "cdp_url") {
+	if s.Browser == nil && UsesToken(s.Agent.Command, "cdp_url") {
 		d.errorf(command, "agent.command: {cdp_url} needs a browser: section, the browser the CDP guard stands in front of")
 	}
-	if s.Model.Upstream == "" && usesToken(s.Agent.Command, "llm_url") {
+	if s.Model.Upstream == "" && UsesToken(s.Agent.Command, "llm_url") {
 		d.errorf(command, "agent.command: {llm_url} needs model.upstream, the base URL the model proxy forwards to")
 	}
 
-	if len(s.Scripts) == 0 && usesToken(s.Agent.Command, "shim_path") {
+	if len(s.Scripts) == 0 && UsesToken(s.Agent.Command, "shim_path") {
 		d.errorf(command, "agent.command: {shim_path} needs scripts:, the scripts the shim answers for")
 	}
 

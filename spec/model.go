@@ -344,8 +344,8 @@ func IdentityDiff(a, b *Spec) []string {
 	return out
 }
 
-// usesToken says whether an agent command holds {name} as a token.
-func usesToken(command, name string) bool {
+// UsesToken says whether an agent command holds {name} as a token.
+func UsesToken(command, name string) bool {
 	for _, loc := range tokenPattern.FindAllStringIndex(command, -1) {
 		if loc[0] > 0 && command[loc[0]-1] == '$' {
 			continue

@@ -47,7 +47,7 @@ func CheckTokens(command string, s *Spec) error {
 	if ps := tokenProblems(command, s.Axes); len(ps) > 0 {
 		return fmt.Errorf("%s", ps[0].Msg)
 	}
-	if s.Model.Upstream == "" && usesToken(command, "llm_url") {
+	if s.Model.Upstream == "" && UsesToken(command, "llm_url") {
 		return fmt.Errorf("{llm_url} needs model.upstream in the spec, the base URL the model proxy forwards to")
 	}
 	return nil

@@ -33,10 +33,7 @@ func (h *Host) StartHub(ctx context.Context, in run.AgentInput) (run.HubInfo, er
 	if err != nil {
 		return run.HubInfo{}, badInput(err)
 	}
-	template := t.AgentCommand
-	if template == "" {
-		template = s.Agent.Command
-	}
+	template := agentTemplate(t, s)
 	if strings.TrimSpace(template) == "" {
 		return run.HubInfo{}, badInput(errors.New("the spec names no agent command; give one after -- (chaos run SPEC -- CMD)"))
 	}

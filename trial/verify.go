@@ -196,11 +196,16 @@ func (v *verification) countTools() {
 		v.reach.ToolCalls = max(v.reach.ToolCalls, st.Calls)
 	}
 	v.reach.Silent = res.Outcome == run.OutcomeCompleted && empty(filepath.Join(res.Dir, "stdout")) && empty(filepath.Join(res.Dir, "stderr"))
-	command := v.in.Trial.AgentCommand
-	if command == "" {
-		command = s.Agent.Command
+	v.reach.Exit, v.reach.GivesWall = res.ExitCode, wallToken(agentTemplate(v.in.Trial, s))
+}
+
+// agentTemplate is the agent command trial t runs, before its tokens are filled in: the
+// one given after -- (chaos run SPEC -- CMD), else the spec's.
+func agentTemplate(t run.TrialInput, s *spec.Spec) string {
+	if t.AgentCommand != "" {
+		return t.AgentCommand
 	}
-	v.reach.Exit, v.reach.GivesWall = res.ExitCode, wallToken(command)
+	return s.Agent.Command
 }
 
 // empty says the file is there and holds nothing.
@@ -213,7 +218,7 @@ func empty(path string) bool {
 // none does.
 func wallToken(command string) string {
 	for _, tok := range []string{"mcp_config", "wall", "codex_config", "wall_url"} {
-		if strings.Contains(command, "{"+tok+"}") {
+		if spec.UsesToken(command, tok) {
 			return tok
 		}
 	}

@@ -254,3 +254,20 @@ func TestVerifySilentAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestWallToken: the token by which an agent command gives the agent the wall, read as
+// the spec reads tokens: a shell variable ${wall} is not one.
+func TestWallToken(t *testing.T) {
+	for command, want := range map[string]string{
+		"claude -p {task} --mcp-config {mcp_config}": "mcp_config",
+		"agent --wall-command {wall}":                "wall",
+		"codex exec -c {codex_config} {task}":        "codex_config",
+		"agent --url {wall_url}/mcp":                 "wall_url",
+		`sh -c 'echo ${wall}' {task}`:                "",
+		"sh -c 'exit 0'":                             "",
+	} {
+		if got := wallToken(command); got != want {
+			t.Errorf("wallToken(%q) = %q, want %q", command, got, want)
+		}
+	}
+}
